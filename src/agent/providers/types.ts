@@ -1,0 +1,98 @@
+/**
+ * The one interface every wire dialect implements. An adapter turns a ModelRequest into a
+ * normalized stream of ProviderEvents; the agent loop never sees a dialect's own wire shapes.
+ *
+ * Canonical items are OpenAI Responses-style items (plain JSON objects with a `type`), the shape
+ * SPEC.md §2 calls canonical history. Adapters for other dialects convert to and from them
+ * losslessly, so a session can continue on another dialect after a fork.
+ */
+
+export type Dialect = 'openai-responses' | 'anthropic-messages' | 'openai-chat';
+export type Effort = 'none' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+export type ToolKind = 'function' | 'custom' | 'computer' | 'computer_function';
+
+/** A canonical history item: an OpenAI Responses input/output item, kept as received. */
+export type CanonicalItem = { type: string; [key: string]: unknown };
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** function tools take JSON arguments described by `parameters`; custom tools take free text. */
+  kind: 'function' | 'custom';
+  parameters?: Record<string, unknown>;
+  /** custom tools only: an optional grammar for the free-text input. */
+  format?: { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
+}
+
+export interface ModelRequest {
+  transportModel: string;
+  instructions: string;
+  /** The whole canonical context, replayed every step (stateless). */
+  input: CanonicalItem[];
+  tools: ToolSpec[];
+  effort: Effort | null;
+  maxOutputTokens?: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  /** Anthropic reports cache writes separately; null when the provider did not say. */
+  cacheCreationTokens: number | null;
+  reasoningTokens: number | null;
+  webSearchRequests: number | null;
+}
+
+export interface Completion {
+  status: 'completed' | 'incomplete';
+  reason?: string;
+}
+
+export type ProviderEvent =
+  | { type: 'text.delta'; text: string }
+  | { type: 'reasoning.delta'; text: string }
+  /** A tool call began streaming; arguments follow as deltas. */
+  | { type: 'tool.started'; callId: string; name: string; kind: ToolKind }
+  | { type: 'tool.arguments.delta'; callId: string; delta: string }
+  /** An output item in its final form, in output order. These become canonical history. */
+  | { type: 'item.done'; item: CanonicalItem }
+  /** The last event of a successful stream. */
+  | {
+      type: 'response.done';
+      responseId: string;
+      model: string | null;
+      usage: Usage | null;
+      completion: Completion;
+      /** the provider's own stop reason (stop_reason / finish_reason / status), null if none */
+      stopReason: string | null;
+    };
+
+export interface ConnectionSettings {
+  provider: string;
+  baseUrl: string;
+  apiKey: string | null;
+}
+
+export interface ProviderAdapter {
+  readonly dialect: Dialect;
+  /** Streams one model step. Throws ProviderError on failure; honours `signal`. */
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+}
+
+/** Every provider failure, normalized. The runtime decides on retries from these fields. */
+export class ProviderError extends Error {
+  constructor(
+    readonly provider: string,
+    readonly status: number | null,
+    readonly code: string | null,
+    message: string,
+    /** a retry may succeed (rate limit, overload, 5xx, dropped connection) */
+    readonly retryable: boolean,
+    /** from retry-after-ms / retry-after / reset headers, when the provider said */
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
