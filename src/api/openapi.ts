@@ -1,0 +1,71 @@
+import { NAMED_SCHEMAS } from './schemas.ts';
+import { OPERATIONS } from './operations.ts';
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'invalid request', 401: 'missing or wrong bearer token', 403: 'origin, host or workspace refused',
+  404: 'not found', 409: 'conflict with the current state', 413: 'request body too large',
+  415: 'unsupported media type', 422: 'semantically invalid request', 429: 'subscriber limit reached',
+  500: 'internal error', 503: 'unavailable',
+};
+
+/** Builds the OpenAPI 3.1 document from the operation table and the named schemas, once. */
+export function buildOpenApiDocument(version: string): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(NAMED_SCHEMAS)) schemas[name] = toJsonSchema(schema, name);
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const operation of OPERATIONS) {
+    const path = operation.url.replace(/:(\w+)/g, '{$1}');
+    const parameters: unknown[] = [];
+    for (const match of operation.url.matchAll(/:(\w+)/g)) {
+      parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
+    }
+    for (const query of operation.query ?? []) parameters.push({ name: query.name, in: 'query', required: false, description: query.description, schema: query.schema });
+    for (const header of operation.headers ?? []) parameters.push({ name: header.name, in: 'header', required: false, description: header.description, schema: header.schema });
+
+    const responses: Record<string, unknown> = {};
+    const success = operation.success;
+    responses[String(success.status)] = success.schema
+      ? { description: success.description, content: { [success.contentType ?? 'application/json']: { schema: toJsonSchema(success.schema) } } }
+      : { description: success.description };
+    for (const status of [...operation.errors, 401, 500]) {
+      responses[String(status)] = { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+    }
+    paths[path] ??= {};
+    paths[path][operation.method.toLowerCase()] = {
+      operationId: operation.operationId,
+      summary: operation.summary,
+      ...(parameters.length ? { parameters } : {}),
+      ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(operation.body) } } } } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'agentd', version, description: 'HTTP service that runs model-driven coding-agent sessions' },
+    servers: [{ url: '/' }],
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    },
+    security: [{}, { bearer: [] }],
+    paths,
+  };
+}
+
+/** Plain JSON Schema with every nested named schema (recognised by its title) replaced by a $ref. */
+function toJsonSchema(schema: unknown, ownName?: string): unknown {
+  const walk = (value: unknown, depth: number): unknown => {
+    if (Array.isArray(value)) return value.map((entry) => walk(entry, depth + 1));
+    if (typeof value !== 'object' || value === null) return value;
+    const object = value as Record<string, unknown>;
+    const title = object.title;
+    if (typeof title === 'string' && title in NAMED_SCHEMAS && !(depth === 0 && title === ownName)) {
+      return { $ref: `#/components/schemas/${title}` };
+    }
+    const copy: Record<string, unknown> = {};
+    for (const [key, entry] of Object.entries(object)) copy[key] = walk(entry, depth + 1);
+    return copy;
+  };
+  return walk(schema, 0);
+}

@@ -1,0 +1,251 @@
+import { Type, type Static, type TSchema } from 'typebox';
+
+/**
+ * The contract in one place: these schemas validate requests, type the handlers and become the
+ * 17 named schemas of /openapi.json. Each named schema carries its name as `title`, which the
+ * OpenAPI builder turns into a `$ref`.
+ */
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds' });
+const UuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const Uuid = Type.String({ pattern: UuidPattern });
+
+export const EffortValues = ['none', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+const EffortSchema = Type.Union(EffortValues.map((value) => Type.Literal(value)));
+export const TurnStatusValues = ['queued', 'running', 'waiting_for_input', 'completed', 'failed', 'cancelled'] as const;
+const TurnStatus = Type.Union(TurnStatusValues.map((value) => Type.Literal(value)));
+
+export const Model = Type.Object(
+  {
+    id: Type.String(),
+    provider: Type.String(),
+    connection: Type.String(),
+    transportModel: Type.String(),
+    dialect: Type.String(),
+    label: Nullable(Type.String()),
+    contextWindow: Nullable(Type.Integer()),
+    efforts: Type.Array(Type.String(), { description: 'efforts this model accepts' }),
+    defaultEffort: Type.String(),
+  },
+  { title: 'Model' },
+);
+
+const UsageCounters = Type.Object({ input: Type.Integer(), output: Type.Integer(), cached: Type.Integer() });
+
+export const Session = Type.Object(
+  {
+    id: Type.String(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    provider: Type.String(),
+    connection: Type.String(),
+    model: Type.String(),
+    dialect: Type.String(),
+    cwd: Type.String(),
+    effort: Type.String(),
+    title: Type.String(),
+    titleIsManual: Type.Boolean(),
+    archived: Type.Boolean(),
+    transportModel: Nullable(Type.String()),
+    usage: UsageCounters,
+    repository: Nullable(Type.Object({ url: Type.String(), ref: Nullable(Type.String()) })),
+  },
+  { title: 'Session' },
+);
+
+export const SessionPage = Type.Object(
+  { data: Type.Array(Session), nextCursor: Nullable(Type.String()) },
+  { title: 'SessionPage' },
+);
+
+export const CreateSession = Type.Object(
+  {
+    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    title: Type.Optional(Type.String({ maxLength: 512 })),
+    effort: Type.Optional(EffortSchema),
+    repository: Type.Optional(
+      Type.Object(
+        { url: Type.String({ minLength: 1, maxLength: 4096 }), ref: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { title: 'CreateSession', additionalProperties: false },
+);
+
+export const PatchSession = Type.Object(
+  { title: Type.Optional(Type.String({ maxLength: 512 })), archived: Type.Optional(Type.Boolean()) },
+  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title or archived' },
+);
+
+export const ForkSession = Type.Object(
+  {
+    throughTurn: Type.Optional(Type.Integer({ minimum: 0 })),
+    title: Type.Optional(Type.String({ maxLength: 512 })),
+    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  },
+  { title: 'ForkSession', additionalProperties: false },
+);
+
+const ImageAttachment = Type.Object(
+  {
+    mimeType: Type.Union(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/bmp'].map((value) => Type.Literal(value))),
+    data: Type.String({ description: 'base64' }),
+  },
+  { additionalProperties: false },
+);
+const FileAttachment = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 255 }), mimeType: Type.String({ minLength: 1, maxLength: 255 }), data: Type.String({ description: 'base64' }) },
+  { additionalProperties: false },
+);
+
+export const CreateTurn = Type.Object(
+  {
+    input: Type.String(),
+    clientRequestId: Type.Optional(Uuid),
+    images: Type.Optional(Type.Array(ImageAttachment)),
+    files: Type.Optional(Type.Array(FileAttachment)),
+  },
+  { title: 'CreateTurn', additionalProperties: false },
+);
+
+export const Turn = Type.Object(
+  {
+    id: Type.String(),
+    clientRequestId: Type.String(),
+    sessionId: Type.String(),
+    status: TurnStatus,
+    createdAt: Timestamp,
+    startedAt: Nullable(Timestamp),
+    finishedAt: Nullable(Timestamp),
+    error: Nullable(Type.String()),
+    input: Type.String(),
+    userText: Type.String(),
+  },
+  { title: 'Turn' },
+);
+
+export const TurnCompletion = Type.Object(
+  {
+    status: Type.Union([Type.Literal('completed'), Type.Literal('incomplete')]),
+    reason: Type.Optional(Type.String()),
+    reasoningTokens: Nullable(Type.Integer()),
+  },
+  { title: 'TurnCompletion' },
+);
+
+export const TurnOutput = Type.Object(
+  {
+    responseId: Nullable(Type.String()),
+    assistantText: Nullable(Type.String()),
+    assistantTextTruncated: Type.Boolean(),
+    completion: TurnCompletion,
+  },
+  { title: 'TurnOutput' },
+);
+
+export const TurnResult = Type.Object({ turn: Turn, output: Nullable(TurnOutput) }, { title: 'TurnResult' });
+
+export const Agent = Type.Object(
+  {
+    path: Type.String(),
+    status: Type.String(),
+    model: Nullable(Type.String()),
+    steps: Type.Array(
+      Type.Object({
+        state: Type.String({ description: 'running, completed, failed or info' }),
+        title: Type.String(),
+        detail: Nullable(Type.String()),
+      }),
+    ),
+    projectionTruncated: Type.Optional(Type.Boolean()),
+  },
+  { title: 'Agent' },
+);
+
+export const HumanRequest = Type.Object(
+  {
+    id: Type.String(),
+    turnId: Type.String(),
+    sessionId: Type.String(),
+    kind: Type.String({ description: 'tool_approval, root_access, plan_enter, plan_exit or plan_question' }),
+    prompt: Type.String(),
+    options: Type.Array(Type.String()),
+    createdAt: Timestamp,
+  },
+  { title: 'HumanRequest' },
+);
+
+export const ResolveRequest = Type.Object(
+  { decision: Type.String({ minLength: 1, maxLength: 1024 }), value: Type.Optional(Type.String({ maxLength: 65536 })) },
+  { title: 'ResolveRequest', additionalProperties: false },
+);
+
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      requestId: Type.String(),
+      details: Type.Optional(Type.Unknown()),
+    }),
+  },
+  { title: 'ErrorEnvelope' },
+);
+
+const HistoryTurn = Type.Object({
+  at: Timestamp,
+  userText: Type.String(),
+  assistantText: Nullable(Type.String()),
+  error: Nullable(Type.String()),
+  responseId: Nullable(Type.String()),
+  effect: Type.Union([Type.Literal('append'), Type.Literal('replace'), Type.Literal('reset')]),
+  items: Type.Array(Type.Unknown()),
+  displayItems: Type.Array(Type.Unknown()),
+  usage: Nullable(UsageCounters),
+  providerTelemetry: Nullable(Type.Unknown()),
+  status: Type.Optional(Type.String({ description: 'only on provisional entries for active turns' })),
+  projectionTruncated: Type.Optional(Type.Boolean()),
+});
+
+export const HistoryPage = Type.Object(
+  {
+    session: Session,
+    data: Type.Array(Type.Object({ index: Type.Integer(), turn: HistoryTurn })),
+    generationStart: Type.Integer(),
+    total: Type.Integer(),
+    hasOlder: Type.Boolean(),
+    hasNewer: Type.Boolean(),
+    nextCursor: Nullable(Type.Integer()),
+  },
+  { title: 'HistoryPage' },
+);
+
+export const EventEnvelope = Type.Object(
+  {
+    id: Type.Integer(),
+    type: Type.String(),
+    turnId: Nullable(Type.String()),
+    sessionId: Nullable(Type.String()),
+    at: Timestamp,
+    data: Type.Unknown(),
+  },
+  { title: 'EventEnvelope', description: 'the JSON data of every SSE frame except replay.reset' },
+);
+
+export const NAMED_SCHEMAS: Record<string, TSchema> = {
+  Model, Session, SessionPage, CreateSession, PatchSession, ForkSession, CreateTurn, Turn, TurnResult,
+  TurnOutput, TurnCompletion, Agent, HumanRequest, ResolveRequest, ErrorEnvelope, HistoryPage, EventEnvelope,
+};
+
+export type SessionDto = Static<typeof Session>;
+export type CreateSessionBody = Static<typeof CreateSession>;
+export type PatchSessionBody = Static<typeof PatchSession>;
+export type ForkSessionBody = Static<typeof ForkSession>;
+export type CreateTurnBody = Static<typeof CreateTurn>;
+export type TurnDto = Static<typeof Turn>;
+export type TurnOutputDto = Static<typeof TurnOutput>;
+export type ResolveRequestBody = Static<typeof ResolveRequest>;
+export type HumanRequestDto = Static<typeof HumanRequest>;

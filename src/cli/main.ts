@@ -1,0 +1,60 @@
+import { loadConfig, UsageError } from '../config/config.ts';
+import { formatServeHelp } from '../config/flags.ts';
+import { ModelsFileError } from '../config/models-file.ts';
+import { PathError } from '../workspace/paths.ts';
+import { startServer } from '../server.ts';
+
+const TOP_HELP = `Usage: agentd <command> [options]
+
+Commands:
+  serve       start the HTTP server (agentd serve --help lists its options)
+
+Options:
+  --help      show this help
+  --version   print the version`;
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    console.log(TOP_HELP);
+    return;
+  }
+  if (command === '--version') {
+    const { VERSION } = await import('../server.ts');
+    console.log(VERSION);
+    return;
+  }
+  if (command !== 'serve') return usageFailure(`unknown command: ${command} (try agentd --help)`);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(formatServeHelp());
+    return;
+  }
+
+  let server;
+  try {
+    const config = loadConfig(rest, process.env, process.cwd());
+    delete process.env.SERVICE_TOKEN;
+    server = await startServer(config, process.env);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError) {
+      return usageFailure(error.message);
+    }
+    console.error(`agentd: ${(error as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
+
+  console.log(`agentd listening on ${server.url}`);
+  const stop = async (signal: string) => {
+    server.app.log.info({ signal }, 'stopping');
+    await server.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function usageFailure(message: string): void {
+  console.error(`agentd: ${message}`);
+  process.exitCode = 2;
+}

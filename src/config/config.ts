@@ -1,0 +1,172 @@
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseFlags, UsageError, type RawFlags } from './flags.ts';
+import { readTokenFile, validateToken } from './token-file.ts';
+
+export interface Limits {
+  maxConcurrentTurns: number;
+  maxConcurrentTurnsPerTenant: number;
+  maxQueuedTurns: number;
+  maxQueuedTurnsPerTenant: number;
+  maxActiveTenants: number;
+  maxEventSubscribers: number;
+  maxEventSubscribersPerTenant: number;
+  eventReplayLimit: number;
+  maximumRequestBytes: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  allowRemote: boolean;
+  /** The single-user bearer token, or null in loopback mode without authentication. */
+  token: string | null;
+  tenantRegistry: string | null;
+  tenantStateRoot: string | null;
+  sandboxRunner: string | null;
+  yolo: boolean;
+  corsOrigins: string[];
+  /** As given (absolute); canonicalised by the workspace layer at start-up. */
+  workspaceRoots: string[];
+  limits: Limits;
+  stateDir: string;
+  databaseUrl: string | null;
+  modelsFile: string | null;
+  /** True when --models-file was not given and the state-dir default is used (absent is fine). */
+  modelsFileIsDefault: boolean;
+  logLevel: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Turns `agentd serve` arguments and the environment into one validated, immutable Config.
+ * Throws UsageError with a one-line message naming the option on any problem.
+ * Reads SERVICE_TOKEN from `env`; the caller removes it from the process environment.
+ */
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Config {
+  const flags = parseFlags(argv);
+  const text = (name: string) => flags.get(name) as string | undefined;
+
+  const host = text('host') ?? '127.0.0.1';
+  if (host.trim() === '') throw new UsageError('--host: must not be empty');
+  const port = integerFlag(flags, 'port', 4096, 0, 65535);
+  const allowRemote = flags.get('allow-remote') === true;
+
+  const limits: Limits = {
+    maxConcurrentTurns: integerFlag(flags, 'max-concurrent-turns', 3, 1),
+    maxConcurrentTurnsPerTenant: integerFlag(flags, 'max-concurrent-turns-per-tenant', 2, 1),
+    maxQueuedTurns: integerFlag(flags, 'max-queued-turns', 100, 1),
+    maxQueuedTurnsPerTenant: integerFlag(flags, 'max-queued-turns-per-tenant', 25, 1),
+    maxActiveTenants: integerFlag(flags, 'max-active-tenants', 16, 1),
+    maxEventSubscribers: integerFlag(flags, 'max-event-subscribers', 256, 1),
+    maxEventSubscribersPerTenant: integerFlag(flags, 'max-event-subscribers-per-tenant', 8, 1),
+    eventReplayLimit: integerFlag(flags, 'event-replay-limit', 1000, 1),
+    maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes', 33554432, 1),
+  };
+  requireNotAbove(limits.maxConcurrentTurnsPerTenant, limits.maxConcurrentTurns, 'max-concurrent-turns-per-tenant', 'max-concurrent-turns');
+  requireNotAbove(limits.maxQueuedTurnsPerTenant, limits.maxQueuedTurns, 'max-queued-turns-per-tenant', 'max-queued-turns');
+  requireNotAbove(limits.maxEventSubscribersPerTenant, limits.maxEventSubscribers, 'max-event-subscribers-per-tenant', 'max-event-subscribers');
+
+  const tenantRegistry = pathFlag(flags, 'tenant-registry', cwd);
+  const tenantStateRoot = pathFlag(flags, 'tenant-state-root', cwd);
+  const sandboxRunner = pathFlag(flags, 'sandbox-runner', cwd);
+  if (!tenantRegistry) {
+    for (const name of ['tenant-state-root', 'sandbox-runner']) {
+      if (flags.has(name)) throw new UsageError(`--${name}: only valid with --tenant-registry`);
+    }
+  }
+
+  const tokenFile = pathFlag(flags, 'token-file', cwd);
+  const envToken = env.SERVICE_TOKEN;
+  if (tokenFile && envToken !== undefined) {
+    throw new UsageError('--token-file: give exactly one token source, not both --token-file and SERVICE_TOKEN');
+  }
+  let token: string | null = null;
+  if (tokenFile) token = readTokenFile(tokenFile);
+  else if (envToken !== undefined) token = validateToken(envToken.trim(), 'SERVICE_TOKEN');
+  if (tenantRegistry && token) {
+    throw new UsageError('--tenant-registry: single-user tokens (SERVICE_TOKEN, --token-file) cannot be combined with a tenant registry');
+  }
+
+  if (!isLoopbackHost(host)) {
+    if (!allowRemote) throw new UsageError(`--host: ${host} is not a loopback address; pass --allow-remote to bind it`);
+    if (!token && !tenantRegistry) throw new UsageError('--allow-remote: a non-loopback bind requires a token (SERVICE_TOKEN or --token-file) or --tenant-registry');
+  }
+
+  const databaseUrl = text('database-url') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new UsageError('--database-url: must start with postgres:// or postgresql://');
+  }
+  if (tenantRegistry && !databaseUrl) throw new UsageError('--tenant-registry: requires --database-url');
+
+  const logLevel = text('log-level') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level: must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const stateDir = pathFlag(flags, 'state-dir', cwd) ?? defaultStateDir(env);
+  const explicitModelsFile = pathFlag(flags, 'models-file', cwd);
+  const workspaceRoots = ((flags.get('workspace-root') as string[] | undefined) ?? [cwd]).map((root) => {
+    if (root.trim() === '') throw new UsageError('--workspace-root: must not be empty');
+    return resolve(cwd, root);
+  });
+
+  const corsOrigins = (flags.get('cors-origin') as string[] | undefined) ?? [];
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new UsageError(`--cors-origin: "${origin}" is not an exact origin such as https://app.example.com`);
+  }
+
+  return Object.freeze({
+    host,
+    port,
+    allowRemote,
+    token,
+    tenantRegistry,
+    tenantStateRoot,
+    sandboxRunner,
+    yolo: flags.get('yolo') === true,
+    corsOrigins,
+    workspaceRoots,
+    limits: Object.freeze(limits),
+    stateDir,
+    databaseUrl,
+    modelsFile: explicitModelsFile ?? join(stateDir, 'models.json'),
+    modelsFileIsDefault: explicitModelsFile === null,
+    logLevel,
+  });
+}
+
+
+function integerFlag(flags: RawFlags, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = flags.get(name) as string | undefined;
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new UsageError(`--${name}: expected an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) {
+    throw new UsageError(max === Number.MAX_SAFE_INTEGER ? `--${name}: must be at least ${min}` : `--${name}: must be between ${min} and ${max}`);
+  }
+  return value;
+}
+
+function requireNotAbove(perTenant: number, global: number, perTenantName: string, globalName: string): void {
+  if (perTenant > global) throw new UsageError(`--${perTenantName}: ${perTenant} exceeds --${globalName} (${global})`);
+}
+
+function pathFlag(flags: RawFlags, name: string, cwd: string): string | null {
+  const raw = flags.get(name) as string | undefined;
+  if (raw === undefined) return null;
+  if (raw.trim() === '') throw new UsageError(`--${name}: must not be empty`);
+  return isAbsolute(raw) ? raw : resolve(cwd, raw);
+}
+
+function defaultStateDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(base, 'agentd');
+}
+
+export { UsageError };

@@ -1,0 +1,98 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { ApiError } from '../domain/errors.ts';
+import { uuidv7 } from '../domain/ids.ts';
+import { OPERATIONS, type Operation } from '../api/operations.ts';
+import { checkAccess, type AccessPolicy } from './access.ts';
+import { sendError, toApiError } from './error-reply.ts';
+import type { Handlers } from './handlers.ts';
+
+export interface AppOptions {
+  logger: Logger;
+  access: AccessPolicy;
+  maximumRequestBytes: number;
+  handlers: Handlers;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    hasJsonBody?: boolean;
+  }
+}
+
+/** The Fastify application: access checks, body rules, the error envelope and one route per operation. */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.maximumRequestBytes,
+    genReqId: () => uuidv7(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
+    checkAccess(options.access, request, reply);
+  });
+
+  // 415 before the body is read, so the order is 415 → 413 (while reading) → 400 (parse, schema).
+  app.addHook('preParsing', async (request) => {
+    if (!request.routeOptions.config.hasJsonBody) return;
+    const mediaType = request.headers['content-type']?.split(';')[0].trim().toLowerCase();
+    if (mediaType !== 'application/json') {
+      throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');
+    }
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!request.routeOptions.config.hasJsonBody) return done(null, undefined);
+    try {
+      done(null, JSON.parse((body as Buffer).toString('utf8')));
+    } catch {
+      done(new ApiError('invalid_json', 'the request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    sendError(reply, apiError, request.id);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    sendError(reply, new ApiError('route_not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id);
+  });
+
+  for (const operation of OPERATIONS) registerOperation(app, operation, options.handlers);
+  return app;
+}
+
+function registerOperation(app: FastifyInstance, operation: Operation, handlers: Handlers): void {
+  const handler = handlers[operation.operationId as keyof Handlers] as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  if (!handler) throw new Error(`no handler for ${operation.operationId}`);
+  const responseSchema =
+    operation.success.schema && !operation.success.contentType && operation.operationId !== 'getOpenApi'
+      ? { [operation.success.status]: operation.success.schema }
+      : undefined;
+  app.route({
+    method: operation.method,
+    url: operation.url,
+    config: { hasJsonBody: operation.body !== undefined },
+    schema: { ...(operation.body ? { body: operation.body } : {}), ...(responseSchema ? { response: responseSchema } : {}) },
+    handler: async (request, reply) => {
+      const result = await handler(request, reply);
+      if (reply.sent) return reply;
+      reply.code(operation.success.status);
+      return operation.success.status === 204 ? reply.send() : result;
+    },
+  });
+}

@@ -1,0 +1,44 @@
+import type { FastifyReply } from 'fastify';
+import { ApiError } from '../domain/errors.ts';
+
+interface FastifyLikeError {
+  code?: string;
+  statusCode?: number;
+  validation?: { instancePath: string; message?: string; keyword: string; params?: Record<string, unknown> }[];
+}
+
+/** Maps anything thrown in a request to the contract's error, never leaking internals. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyLikeError;
+  if (fastifyError.validation) {
+    const details = fastifyError.validation.map((issue) => ({
+      path: issue.keyword === 'additionalProperties' ? `${issue.instancePath}/${String(issue.params?.additionalProperty)}` : issue.instancePath || '/',
+      message: issue.keyword === 'additionalProperties' ? 'unknown property' : (issue.message ?? 'invalid'),
+    }));
+    return new ApiError('invalid_json', `invalid request body at ${details[0]?.path ?? '/'}: ${details[0]?.message ?? 'invalid'}`, details);
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('request_too_large', 'the request body exceeds the maximum request size');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return fastifyError.statusCode === 415
+        ? new ApiError('unsupported_media_type', 'Content-Type must be application/json')
+        : new ApiError('invalid_json', 'the request body could not be read');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_json', 'the request body is not valid JSON');
+  }
+  if (fastifyError.statusCode === 503) return new ApiError('server_stopping', 'the server is stopping');
+  if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return new ApiError('invalid_json', 'the request could not be read');
+  }
+  return new ApiError('internal_error', 'internal error');
+}
+
+export function sendError(reply: FastifyReply, error: ApiError, requestId: string): void {
+  const body: { error: Record<string, unknown> } = { error: { code: error.code, message: error.message, requestId } };
+  if (error.details !== undefined) body.error.details = error.details;
+  reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}

@@ -1,0 +1,20 @@
+import type { Db } from '../store/database.ts';
+import type { Catalog } from '../config/models-file.ts';
+import type { Limits } from '../config/config.ts';
+
+/**
+ * An access boundary: everything a request is admitted into. In single-user mode there is exactly
+ * one; in multi-tenant mode one per tenant. Nothing below the HTTP layer reads a global.
+ */
+export interface Boundary {
+  id: string;
+  db: Db;
+  /** canonical workspace roots; the first is the default cwd */
+  workspaceRoots: string[];
+  catalog: Catalog;
+  limits: Limits;
+  yolo: boolean;
+  stateDir: string;
+}
+
+export const DEFAULT_BOUNDARY_ID = 'default';

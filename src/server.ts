@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config/config.ts';
+import { loadCatalog } from './config/catalog.ts';
+import { openStore, type Store } from './store/database.ts';
+import { canonicalizeRoot } from './workspace/paths.ts';
+import { buildOpenApiDocument } from './api/openapi.ts';
+import { buildApp } from './http/app.ts';
+import { createHandlers } from './http/handlers.ts';
+import { BoundaryRuntime } from './runtime/boundary-runtime.ts';
+import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
+import type { CatalogModel } from './config/models-file.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  store: Store;
+  /** the address actually bound, e.g. http://127.0.0.1:4096 */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Opens the store, builds the application and listens. Throws before binding on bad configuration. */
+export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningServer> {
+  const log = logger ?? pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], remove: true } });
+  const catalog = loadCatalog(config, env);
+  const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
+  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
+
+  const runtime = new BoundaryRuntime({
+    id: DEFAULT_BOUNDARY_ID,
+    db: store.db,
+    workspaceRoots,
+    catalog,
+    limits: config.limits,
+    yolo: config.yolo,
+    stateDir: config.stateDir,
+  });
+
+  let boundPort = config.port;
+  const models = catalog.models.map(toModelDto);
+  const app = buildApp({
+    logger: log,
+    maximumRequestBytes: config.limits.maximumRequestBytes,
+    access: { corsOrigins: new Set(config.corsOrigins), token: config.token ? Buffer.from(config.token) : null, port: () => boundPort },
+    handlers: createHandlers({
+      runtimeFor: () => runtime,
+      ping: () => store.ping(),
+      openApiDocument: buildOpenApiDocument(VERSION),
+      models: () => models,
+    }),
+  });
+
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const address = app.server.address();
+  boundPort = typeof address === 'object' && address ? address.port : config.port;
+  const hostForUrl = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
+  log.info({ host: config.host, port: boundPort, backend: store.backend, models: models.length }, 'agentd listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    store,
+    port: boundPort,
+    url: `http://${hostForUrl}:${boundPort}`,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await runtime.close();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function toModelDto(model: CatalogModel) {
+  return {
+    id: model.id,
+    provider: model.provider,
+    connection: model.connection,
+    transportModel: model.transportModel,
+    dialect: model.dialect,
+    label: model.label,
+    contextWindow: model.contextWindow,
+    efforts: model.efforts,
+    defaultEffort: model.defaultEffort,
+  };
+}

@@ -1,0 +1,89 @@
+import { type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+/** Versioned migrations, applied at start-up. Append only: never edit a released migration. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('boundary_id', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('updated_at', 'text', (column) => column.notNull())
+        .addColumn('provider', 'text', (column) => column.notNull())
+        .addColumn('connection', 'text', (column) => column.notNull())
+        .addColumn('model', 'text', (column) => column.notNull())
+        .addColumn('transport_model', 'text')
+        .addColumn('dialect', 'text', (column) => column.notNull())
+        .addColumn('cwd', 'text', (column) => column.notNull())
+        .addColumn('effort', 'text', (column) => column.notNull())
+        .addColumn('title', 'text', (column) => column.notNull())
+        .addColumn('title_is_manual', 'integer', (column) => column.notNull())
+        .addColumn('archived', 'integer', (column) => column.notNull())
+        .addColumn('usage_input', 'bigint', (column) => column.notNull())
+        .addColumn('usage_output', 'bigint', (column) => column.notNull())
+        .addColumn('usage_cached', 'bigint', (column) => column.notNull())
+        .addColumn('repository_url', 'text')
+        .addColumn('repository_ref', 'text')
+        .addColumn('owns_checkout', 'integer', (column) => column.notNull())
+        .addColumn('plan_mode', 'integer', (column) => column.notNull())
+        .addColumn('allowances', 'text', (column) => column.notNull())
+        .execute();
+      await db.schema
+        .createIndex('sessions_listing')
+        .on('sessions')
+        .columns(['boundary_id', 'archived', 'updated_at', 'id'])
+        .execute();
+
+      await db.schema
+        .createTable('turns')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('boundary_id', 'text', (column) => column.notNull())
+        .addColumn('session_id', 'text', (column) => column.notNull())
+        .addColumn('client_request_id', 'text', (column) => column.notNull())
+        .addColumn('input_digest', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('finished_at', 'text')
+        .addColumn('error', 'text')
+        .addColumn('input', 'text', (column) => column.notNull())
+        .addColumn('user_text', 'text', (column) => column.notNull())
+        .addColumn('output', 'text')
+        .addUniqueConstraint('turns_idempotency', ['session_id', 'client_request_id'])
+        .execute();
+      await db.schema.createIndex('turns_by_boundary').on('turns').columns(['boundary_id', 'created_at']).execute();
+      await db.schema.createIndex('turns_by_status').on('turns').columns(['status']).execute();
+
+      await db.schema
+        .createTable('history_turns')
+        .addColumn('session_id', 'text', (column) => column.notNull())
+        .addColumn('idx', 'integer', (column) => column.notNull())
+        .addColumn('turn_id', 'text')
+        .addColumn('at', 'text', (column) => column.notNull())
+        .addColumn('user_text', 'text', (column) => column.notNull())
+        .addColumn('assistant_text', 'text')
+        .addColumn('error', 'text')
+        .addColumn('response_id', 'text')
+        .addColumn('effect', 'text', (column) => column.notNull())
+        .addColumn('items', 'text', (column) => column.notNull())
+        .addColumn('display_items', 'text', (column) => column.notNull())
+        .addColumn('usage', 'text')
+        .addColumn('provider_telemetry', 'text')
+        .addPrimaryKeyConstraint('history_turns_pk', ['session_id', 'idx'])
+        .execute();
+
+      await db.schema
+        .createTable('boundaries')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('event_id_ceiling', 'bigint', (column) => column.notNull())
+        .execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return MIGRATIONS;
+  },
+};

@@ -1,0 +1,73 @@
+/** Table shapes as the query layer sees them. JSON columns hold text; booleans are 0/1 integers. */
+
+export interface SessionsTable {
+  id: string;
+  boundary_id: string;
+  created_at: string;
+  updated_at: string;
+  provider: string;
+  connection: string;
+  model: string;
+  transport_model: string | null;
+  dialect: string;
+  cwd: string;
+  effort: string;
+  title: string;
+  title_is_manual: number;
+  archived: number;
+  usage_input: number;
+  usage_output: number;
+  usage_cached: number;
+  repository_url: string | null;
+  repository_ref: string | null;
+  owns_checkout: number;
+  plan_mode: number;
+  /** JSON array of approval keys granted with allow_session */
+  allowances: string;
+}
+
+export interface TurnsTable {
+  id: string;
+  boundary_id: string;
+  session_id: string;
+  client_request_id: string;
+  input_digest: string;
+  status: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  input: string;
+  user_text: string;
+  /** JSON TurnOutput, null until the turn ends */
+  output: string | null;
+}
+
+export interface HistoryTurnsTable {
+  session_id: string;
+  idx: number;
+  turn_id: string | null;
+  at: string;
+  user_text: string;
+  assistant_text: string | null;
+  error: string | null;
+  response_id: string | null;
+  effect: string;
+  items: string;
+  display_items: string;
+  usage: string | null;
+  provider_telemetry: string | null;
+}
+
+export interface BoundariesTable {
+  id: string;
+  /** Event ids below this value may have been handed out: a restart continues from here. */
+  event_id_ceiling: number;
+}
+
+export interface Database {
+  sessions: SessionsTable;
+  turns: TurnsTable;
+  history_turns: HistoryTurnsTable;
+  boundaries: BoundariesTable;
+}

@@ -1,0 +1,135 @@
+import type { Db } from './database.ts';
+import type { SessionsTable } from './schema.ts';
+
+export interface SessionRecord {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  provider: string;
+  connection: string;
+  model: string;
+  transportModel: string | null;
+  dialect: string;
+  cwd: string;
+  effort: string;
+  title: string;
+  titleIsManual: boolean;
+  archived: boolean;
+  usage: { input: number; output: number; cached: number };
+  repository: { url: string; ref: string | null } | null;
+  ownsCheckout: boolean;
+  planMode: boolean;
+  allowances: string[];
+}
+
+export type ArchiveFilter = 'active' | 'archived' | 'all';
+
+export interface SessionCursor {
+  updatedAt: string;
+  id: string;
+}
+
+export async function insertSession(db: Db, boundaryId: string, session: SessionRecord): Promise<void> {
+  await db.insertInto('sessions').values(toRow(boundaryId, session)).execute();
+}
+
+export async function findSession(db: Db, boundaryId: string, id: string): Promise<SessionRecord | null> {
+  const row = await db.selectFrom('sessions').selectAll().where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
+  return row ? fromRow(row) : null;
+}
+
+/** Keyset page ordered by updatedAt desc, id desc; stable under concurrent inserts. */
+export async function listSessions(
+  db: Db,
+  boundaryId: string,
+  options: { archive: ArchiveFilter; limit: number; after: SessionCursor | null },
+): Promise<{ sessions: SessionRecord[]; next: SessionCursor | null }> {
+  let query = db.selectFrom('sessions').selectAll().where('boundary_id', '=', boundaryId);
+  if (options.archive !== 'all') query = query.where('archived', '=', options.archive === 'archived' ? 1 : 0);
+  const after = options.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('id', '<', after.id)])]),
+    );
+  }
+  const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
+  const sessions = rows.slice(0, options.limit).map(fromRow);
+  const last = sessions[sessions.length - 1];
+  return { sessions, next: rows.length > options.limit && last ? { updatedAt: last.updatedAt, id: last.id } : null };
+}
+
+export async function updateSessionFields(
+  db: Db,
+  boundaryId: string,
+  id: string,
+  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt'>>,
+): Promise<void> {
+  const row: Partial<SessionsTable> = {};
+  if (fields.title !== undefined) row.title = fields.title;
+  if (fields.titleIsManual !== undefined) row.title_is_manual = fields.titleIsManual ? 1 : 0;
+  if (fields.archived !== undefined) row.archived = fields.archived ? 1 : 0;
+  if (fields.planMode !== undefined) row.plan_mode = fields.planMode ? 1 : 0;
+  if (fields.allowances !== undefined) row.allowances = JSON.stringify(fields.allowances);
+  if (fields.updatedAt !== undefined) row.updated_at = fields.updatedAt;
+  await db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute();
+}
+
+/** Removes the session with its history and turn records, all or nothing. */
+export async function deleteSessionCascade(db: Db, boundaryId: string, id: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
+    await trx.deleteFrom('turns').where('session_id', '=', id).execute();
+    const result = await trx.deleteFrom('sessions').where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  });
+}
+
+export function toRow(boundaryId: string, session: SessionRecord): SessionsTable {
+  return {
+    id: session.id,
+    boundary_id: boundaryId,
+    created_at: session.createdAt,
+    updated_at: session.updatedAt,
+    provider: session.provider,
+    connection: session.connection,
+    model: session.model,
+    transport_model: session.transportModel,
+    dialect: session.dialect,
+    cwd: session.cwd,
+    effort: session.effort,
+    title: session.title,
+    title_is_manual: session.titleIsManual ? 1 : 0,
+    archived: session.archived ? 1 : 0,
+    usage_input: session.usage.input,
+    usage_output: session.usage.output,
+    usage_cached: session.usage.cached,
+    repository_url: session.repository?.url ?? null,
+    repository_ref: session.repository?.ref ?? null,
+    owns_checkout: session.ownsCheckout ? 1 : 0,
+    plan_mode: session.planMode ? 1 : 0,
+    allowances: JSON.stringify(session.allowances),
+  };
+}
+
+export function fromRow(row: SessionsTable): SessionRecord {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    provider: row.provider,
+    connection: row.connection,
+    model: row.model,
+    transportModel: row.transport_model,
+    dialect: row.dialect,
+    cwd: row.cwd,
+    effort: row.effort,
+    title: row.title,
+    titleIsManual: row.title_is_manual === 1,
+    archived: row.archived === 1,
+    usage: { input: Number(row.usage_input), output: Number(row.usage_output), cached: Number(row.usage_cached) },
+    repository: row.repository_url ? { url: row.repository_url, ref: row.repository_ref } : null,
+    ownsCheckout: row.owns_checkout === 1,
+    planMode: row.plan_mode === 1,
+    allowances: JSON.parse(row.allowances) as string[],
+  };
+}
