@@ -1,0 +1,123 @@
+/**
+ * Projection of opaque JSON (tool output, arguments, extension fields): kept as it is, under the
+ * budget, with redaction keys replaced. It walks with an explicit stack, so no input depth can
+ * exhaust the call stack, and visits each input value at most once, stopping where the budget ends.
+ *
+ * Containers nest at most MAX_OPAQUE_DEPTH levels below the opaque value itself; a deeper container
+ * is treated like a value the budget cannot hold. That keeps responses parseable by clients whose
+ * JSON decoders limit nesting (128 levels is a common default).
+ */
+
+import {
+  type Owner,
+  type ProjectionBudget,
+  REDACTED,
+  TRUNCATION_MARKER,
+  canStart,
+  canStartRedaction,
+  isPlainObject,
+  isRedactionKey,
+  markTruncated,
+  setOwnField,
+  spendKey,
+  spendNode,
+  spendString,
+} from './projection-budget.ts';
+
+export const MAX_OPAQUE_DEPTH = 64;
+
+interface ArrayFrame {
+  kind: 'array';
+  source: readonly unknown[];
+  target: unknown[];
+  next: number;
+  depth: number;
+  /** The nearest enclosing output object, which is marked when this array is cut. */
+  owner: Owner;
+}
+
+interface ObjectFrame {
+  kind: 'object';
+  source: Record<string, unknown>;
+  target: Record<string, unknown>;
+  keys: string[];
+  next: number;
+  depth: number;
+}
+
+type Frame = ArrayFrame | ObjectFrame;
+
+/** Whether a value is representable in JSON at all; functions, symbols, bigints and undefined are not. */
+export function isJsonLike(value: unknown): boolean {
+  const kind = typeof value;
+  return kind === 'string' || kind === 'number' || kind === 'boolean' || kind === 'object';
+}
+
+/** Projects a value that passed canStart and whose key, if any, is paid for. */
+export function projectOpaque(value: unknown, budget: ProjectionBudget, owner: Owner): unknown {
+  const stack: Frame[] = [];
+  const root = open(value, budget, owner, 0, stack);
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1];
+    const more = frame.kind === 'array' ? advanceArray(frame, budget, stack) : advanceObject(frame, budget, stack);
+    if (!more) stack.pop();
+  }
+  return root;
+}
+
+function open(value: unknown, budget: ProjectionBudget, owner: Owner, depth: number, stack: Frame[]): unknown {
+  if (typeof value === 'string') return spendString(budget, value, owner);
+  spendNode(budget);
+  if (Array.isArray(value)) {
+    const target: unknown[] = [];
+    stack.push({ kind: 'array', source: value, target, next: 0, depth, owner });
+    return target;
+  }
+  if (isPlainObject(value)) {
+    const target: Record<string, unknown> = {};
+    stack.push({ kind: 'object', source: value, target, keys: Object.keys(value), next: 0, depth });
+    return target;
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'boolean') return value;
+  return null;
+}
+
+function fitsAt(budget: ProjectionBudget, keyLength: number, value: unknown, depth: number): boolean {
+  const isContainer = typeof value === 'object' && value !== null;
+  if (isContainer && depth > MAX_OPAQUE_DEPTH) return false;
+  return canStart(budget, keyLength, value);
+}
+
+function advanceArray(frame: ArrayFrame, budget: ProjectionBudget, stack: Frame[]): boolean {
+  if (frame.next >= frame.source.length) return false;
+  const element = frame.source[frame.next];
+  if (!fitsAt(budget, 0, element, frame.depth + 1)) {
+    markTruncated(budget, frame.owner);
+    return false;
+  }
+  frame.next += 1;
+  frame.target.push(open(element, budget, frame.owner, frame.depth + 1, stack));
+  return true;
+}
+
+function advanceObject(frame: ObjectFrame, budget: ProjectionBudget, stack: Frame[]): boolean {
+  while (frame.next < frame.keys.length) {
+    const key = frame.keys[frame.next];
+    frame.next += 1;
+    if (key === TRUNCATION_MARKER) continue;
+    const raw = frame.source[key];
+    if (!isJsonLike(raw)) continue;
+    const redacted = isRedactionKey(key);
+    const value = redacted ? REDACTED : raw;
+    const fits = redacted ? canStartRedaction(budget, key.length) : fitsAt(budget, key.length, value, frame.depth + 1);
+    if (!fits) {
+      markTruncated(budget, frame.target);
+      return false;
+    }
+    spendKey(budget, key);
+    setOwnField(frame.target, key, open(value, budget, frame.target, frame.depth + 1, stack));
+    return true;
+  }
+  return false;
+}
