@@ -1,0 +1,196 @@
+/**
+ * Runs one command as the leader of its own process group, so that a timeout, an abort, or the
+ * leader's exit can end everything it started (pipelines, `&` background jobs, grandchildren):
+ * SIGTERM to the whole group, then SIGKILL after a short grace. The promise settles only once the
+ * group is gone, so "the call returned" means "nothing it started still runs". A process that
+ * leaves the group on purpose (setsid) escapes this; the sandbox's cgroup is the backstop for that.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { HeadTailBuffer, MODEL_OUTPUT_LIMIT } from './output.ts';
+
+export interface CommandRequest {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal: AbortSignal;
+  onOutput(chunk: string): void;
+}
+
+export interface CommandResult {
+  /** null when the process was killed by a signal or never started */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** background processes were still running when the leader exited, and were stopped */
+  strayProcessesStopped: boolean;
+  /** the process could not be started (e.g. command not found) */
+  spawnError: string | null;
+  /** stdout and stderr interleaved in arrival order, head and tail kept */
+  output: string;
+  truncated: boolean;
+  durationMs: number;
+}
+
+/** How commands are executed; the sandbox runner provides another implementation. */
+export type CommandRunner = (request: CommandRequest) => Promise<CommandResult>;
+
+export interface ProcessGroupOptions {
+  killGraceMs?: number;
+  outputLimit?: number;
+  /** streaming to onOutput stops after this many characters; the capped output still records the rest */
+  streamLimit?: number;
+}
+
+const GROUP_POLL_MS = 20;
+
+export function createProcessGroupRunner(options: ProcessGroupOptions = {}): CommandRunner {
+  return (request) => runInProcessGroup(request, options);
+}
+
+export function runInProcessGroup(request: CommandRequest, options: ProcessGroupOptions = {}): Promise<CommandResult> {
+  const killGraceMs = options.killGraceMs ?? 2000;
+  const streamLimit = options.streamLimit ?? 1024 * 1024;
+  const buffer = new HeadTailBuffer(options.outputLimit ?? MODEL_OUTPUT_LIMIT);
+  const started = performance.now();
+  let streamed = 0;
+  let timedOut = false;
+  let aborted = false;
+  let strayProcessesStopped = false;
+  let spawnError: string | null = null;
+  let terminating = false;
+  let killTimer: NodeJS.Timeout | undefined;
+
+  const record = (text: string) => {
+    if (text === '') return;
+    buffer.append(text);
+    if (streamed < streamLimit) {
+      request.onOutput(text.slice(0, streamLimit - streamed));
+      streamed += text.length;
+      if (streamed >= streamLimit) request.onOutput('\n[… live output stopped; the final output is capped …]\n');
+    }
+  };
+
+  return new Promise((resolve) => {
+    const [program, ...args] = request.argv;
+    const child = spawn(program, args, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pgid = child.pid;
+    const terminate = () => {
+      if (terminating || pgid === undefined) return;
+      terminating = true;
+      signalGroup(pgid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), killGraceMs);
+    };
+    const onAbort = () => {
+      aborted = true;
+      terminate();
+    };
+    const timeout = setTimeout(() => {
+      timedOut = true;
+      terminate();
+    }, request.timeoutMs);
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener('abort', onAbort, { once: true });
+
+    for (const stream of [child.stdout, child.stderr]) {
+      const decoder = new StringDecoder('utf8');
+      stream.on('data', (data: Buffer) => record(decoder.write(data)));
+      stream.on('end', () => record(decoder.end()));
+    }
+    child.on('error', (error) => {
+      spawnError = error.message;
+    });
+    child.on('exit', () => {
+      // The leader is gone; whatever is left in its group was started in the background.
+      if (pgid !== undefined && groupIsAlive(pgid)) {
+        strayProcessesStopped = true;
+        terminate();
+      }
+    });
+    child.on('close', async (exitCode, signal) => {
+      clearTimeout(timeout);
+      request.signal.removeEventListener('abort', onAbort);
+      if (terminating && pgid !== undefined) await waitForGroupToEnd(pgid, killGraceMs + 1000);
+      clearTimeout(killTimer);
+      resolve({
+        exitCode: spawnError ? null : exitCode,
+        signal: signal,
+        timedOut,
+        aborted,
+        strayProcessesStopped,
+        spawnError,
+        output: buffer.toString(),
+        truncated: buffer.truncated,
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
+  });
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+async function waitForGroupToEnd(pgid: number, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (groupIsAlive(pgid) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, GROUP_POLL_MS));
+  }
+}
+
+/**
+ * Whether any live process remains in the group. Zombies do not count: in a container whose init
+ * never reaps orphans they would otherwise look alive forever.
+ */
+export function groupIsAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return true; // no /proc: trust kill(0)
+  }
+  return entries.some((entry) => {
+    const stat = readProcStat(Number(entry));
+    return stat !== null && stat.pgrp === pgid && stat.state !== 'Z';
+  });
+}
+
+/** Whether a process exists and is not a zombie (Linux /proc, falling back to kill(0)). */
+export function processIsAlive(pid: number): boolean {
+  const stat = readProcStat(pid);
+  if (stat !== null) return stat.state !== 'Z' && stat.state !== 'X';
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readProcStat(pid: number): { state: string; pgrp: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may itself contain spaces or parentheses.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0], pgrp: Number(fields[2]) };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * `shell`: runs a command in the session. An argv array is executed directly; a string is run by
+ * `bash -lc`. The process group is killed on timeout or abort (see process-group.ts).
+ */
+import { statSync } from 'node:fs';
+import { optionalInteger, optionalString, parseJsonArguments, requiredStringArray, type JsonObject } from './arguments.ts';
+import { scrubEnvironment } from './environment.ts';
+import { createProcessGroupRunner, type CommandResult, type CommandRunner } from './process-group.ts';
+import { resolveToolPath } from './tool-paths.ts';
+import { ToolError, type Tool } from './types.ts';
+
+export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
+export const MAX_SHELL_TIMEOUT_MS = 600_000;
+
+export interface ShellArgs {
+  command: string[] | string;
+  timeoutMs: number;
+  workdir?: string;
+}
+
+export interface ShellToolOptions {
+  runner?: CommandRunner;
+  /** the environment commands inherit before scrubbing; defaults to the server's own */
+  baseEnvironment?: NodeJS.ProcessEnv;
+  /** further secret variable names to strip (e.g. configured apiKeyEnv names) */
+  secretNames?: readonly string[];
+}
+
+export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs> {
+  const runner = options.runner ?? createProcessGroupRunner();
+  return {
+    name: 'shell',
+    kind: 'function',
+    description:
+      'Runs a command in the session working directory and returns its exit code and combined ' +
+      'stdout/stderr (long output keeps its head and tail). Pass an argv array to run a program ' +
+      'directly, or a string to run it with `bash -lc` (pipes, redirection, &&). Commands that are ' +
+      'not read-only may need the user\'s approval. Default timeout 120000 ms, at most 600000 ms.',
+    parameters: {
+      type: 'object',
+      properties: {
+        command: {
+          description: 'argv array (run directly) or a bash command string',
+          anyOf: [{ type: 'array', items: { type: 'string' }, minItems: 1 }, { type: 'string' }],
+        },
+        timeout_ms: { type: 'integer', minimum: 1, maximum: MAX_SHELL_TIMEOUT_MS },
+        workdir: { type: 'string', description: 'directory to run in, relative to the session cwd' },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    parse: (input) => parseShellArgs(parseJsonArguments(input, ['command', 'timeout_ms', 'workdir'])),
+    plan: (args) => ({ readOnly: false, paths: [args.workdir ?? '.'], command: args.command }),
+    async run(args, ctx) {
+      const cwd = resolveToolPath(ctx, args.workdir ?? '.');
+      if (!isDirectory(cwd)) throw new ToolError(`workdir ${args.workdir ?? '.'} is not an existing directory`);
+      const argv = typeof args.command === 'string' ? ['bash', '-lc', args.command] : args.command;
+      const result = await runner({
+        argv,
+        cwd,
+        env: scrubEnvironment(options.baseEnvironment ?? process.env, options.secretNames),
+        timeoutMs: args.timeoutMs,
+        signal: ctx.signal,
+        onOutput: ctx.onOutput,
+      });
+      return {
+        output: describeResult(result, args.timeoutMs),
+        truncated: result.truncated,
+        ok: result.exitCode === 0 && !result.timedOut && !result.aborted,
+      };
+    },
+  };
+}
+
+function parseShellArgs(args: JsonObject): ShellArgs {
+  const command = typeof args.command === 'string' ? args.command : requiredStringArray(args, 'command');
+  if (typeof command === 'string' ? command.trim() === '' : command.length === 0 || command[0] === '') {
+    throw new ToolError('"command" must not be empty');
+  }
+  const timeoutMs = optionalInteger(args, 'timeout_ms', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_SHELL_TIMEOUT_MS;
+  const workdir = optionalString(args, 'workdir');
+  return {
+    command,
+    timeoutMs: Math.min(timeoutMs, MAX_SHELL_TIMEOUT_MS),
+    ...(workdir ? { workdir } : {}),
+  };
+}
+
+function describeResult(result: CommandResult, timeoutMs: number): string {
+  const lines: string[] = [];
+  if (result.spawnError) lines.push(`Failed to start the command: ${result.spawnError}`);
+  else if (result.timedOut) lines.push(`Timed out after ${timeoutMs} ms; the command and everything it started were killed.`);
+  else if (result.aborted) lines.push('Aborted; the command and everything it started were killed.');
+  else if (result.exitCode !== null) lines.push(`Exit code: ${result.exitCode}`);
+  else lines.push(`Killed by signal ${result.signal}`);
+  if (result.strayProcessesStopped) lines.push('Background processes it left running were stopped.');
+  lines.push(`Wall time: ${(result.durationMs / 1000).toFixed(1)} s`);
+  lines.push('Output:');
+  lines.push(result.output);
+  return lines.join('\n');
+}
+
+function isDirectory(candidate: string): boolean {
+  try {
+    return statSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
+}

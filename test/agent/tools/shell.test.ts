@@ -1,0 +1,169 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { createShellTool, MAX_SHELL_TIMEOUT_MS } from '../../../src/agent/tools/shell.ts';
+import { createProcessGroupRunner, groupIsAlive, processIsAlive } from '../../../src/agent/tools/process-group.ts';
+import { ToolError } from '../../../src/agent/tools/types.ts';
+import { makeContext, makeWorkspace, type TestContext } from './context.ts';
+
+const shell = createShellTool();
+
+function call(input: object) {
+  return shell.parse(JSON.stringify(input));
+}
+
+/** Waits until the streamed output contains every `name=<pid>` line asked for, and returns the pids. */
+async function streamedPids(ctx: TestContext, names: string[]): Promise<Record<string, number>> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const text = ctx.streamed.join('');
+    const found = Object.fromEntries(names.map((name) => [name, Number(new RegExp(`${name}=(\\d+)`).exec(text)?.[1])]));
+    if (names.every((name) => found[name] > 0)) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`pids never appeared in ${JSON.stringify(ctx.streamed.join(''))}`);
+}
+
+test('an argv command runs directly and its output is streamed and returned', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const ctx = makeContext(ws);
+  const outcome = await shell.run(call({ command: ['echo', 'hello $HOME'] }), ctx);
+  assert.equal(outcome.ok, true);
+  assert.match(outcome.output, /^Exit code: 0$/m);
+  assert.match(outcome.output, /hello \$HOME/);
+  assert.match(ctx.streamed.join(''), /hello \$HOME/);
+});
+
+test('a string command runs in bash with stdout, stderr and the exit code reported', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const outcome = await shell.run(call({ command: 'echo out; echo err >&2; exit 3' }), makeContext(ws));
+  assert.equal(outcome.ok, false);
+  assert.match(outcome.output, /^Exit code: 3$/m);
+  assert.match(outcome.output, /out/);
+  assert.match(outcome.output, /err/);
+});
+
+test('workdir is relative to the session cwd and must stay inside a root', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  mkdirSync(path.join(ws.cwd, 'sub'));
+  const outcome = await shell.run(call({ command: ['pwd'], workdir: 'sub' }), makeContext(ws));
+  assert.match(outcome.output, new RegExp(`${path.join(ws.cwd, 'sub')}$`, 'm'));
+  await assert.rejects(shell.run(call({ command: ['pwd'], workdir: '../../..' }), makeContext(ws)), ToolError);
+  await assert.rejects(shell.run(call({ command: ['pwd'], workdir: 'missing' }), makeContext(ws)), ToolError);
+});
+
+test('secrets are stripped from the environment commands inherit', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const tool = createShellTool({
+    baseEnvironment: {
+      PATH: process.env.PATH,
+      SERVICE_TOKEN: 's1',
+      OPENAI_API_KEY: 's2',
+      ANTHROPIC_API_KEY: 's3',
+      GITHUB_TOKEN: 's4',
+      acme_api_key: 's5',
+      LOCAL_MODEL_KEY: 's6',
+      KEEP_ME: 'visible',
+    },
+    secretNames: ['LOCAL_MODEL_KEY'],
+  });
+  const outcome = await tool.run(tool.parse(JSON.stringify({ command: ['env'] })), makeContext(ws));
+  assert.match(outcome.output, /KEEP_ME=visible/);
+  assert.match(outcome.output, /GIT_TERMINAL_PROMPT=0/);
+  for (const secret of ['s1', 's2', 's3', 's4', 's5', 's6']) assert.doesNotMatch(outcome.output, new RegExp(`=${secret}$`, 'm'));
+});
+
+test('abort kills the whole process tree, grandchildren included', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const controller = new AbortController();
+  const ctx = makeContext(ws, { signal: controller.signal });
+  const running = shell.run(call({ command: ['bash', '-c', 'sleep 100 & echo bg=$!; echo leader=$$; sleep 100'] }), ctx);
+  const pids = await streamedPids(ctx, ['bg', 'leader']);
+  assert.equal(processIsAlive(pids.bg), true);
+  controller.abort();
+  const outcome = await running;
+  assert.equal(outcome.ok, false);
+  assert.match(outcome.output, /Aborted/);
+  assert.equal(processIsAlive(pids.bg), false);
+  assert.equal(processIsAlive(pids.leader), false);
+  assert.equal(groupIsAlive(pids.leader), false, 'the foreground sleep is gone too');
+});
+
+test('a timeout kills the whole group and says so', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const ctx = makeContext(ws);
+  const outcome = await shell.run(call({ command: 'sleep 100 & echo bg=$!; sleep 100', timeout_ms: 500 }), ctx);
+  const pids = await streamedPids(ctx, ['bg']);
+  assert.equal(outcome.ok, false);
+  assert.match(outcome.output, /Timed out after 500 ms/);
+  assert.equal(processIsAlive(pids.bg), false);
+});
+
+test('processes that ignore SIGTERM are killed with SIGKILL after the grace period', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const tool = createShellTool({ runner: createProcessGroupRunner({ killGraceMs: 300 }) });
+  const controller = new AbortController();
+  const ctx = makeContext(ws, { signal: controller.signal });
+  const running = tool.run(tool.parse(JSON.stringify({ command: ['bash', '-c', 'trap "" TERM; sleep 100 & echo bg=$!; echo leader=$$; wait'] })), ctx);
+  const pids = await streamedPids(ctx, ['bg', 'leader']);
+  controller.abort();
+  await running;
+  assert.equal(processIsAlive(pids.bg), false);
+  assert.equal(groupIsAlive(pids.leader), false);
+});
+
+test('background processes left behind by a finished command are stopped', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const ctx = makeContext(ws);
+  const started = Date.now();
+  const outcome = await shell.run(call({ command: 'sleep 100 & echo bg=$!' }), ctx);
+  const pids = await streamedPids(ctx, ['bg']);
+  assert.ok(Date.now() - started < 10_000);
+  assert.match(outcome.output, /Exit code: 0/);
+  assert.match(outcome.output, /Background processes it left running were stopped/);
+  assert.equal(processIsAlive(pids.bg), false);
+});
+
+test('long output keeps its head and tail with a marker', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const tool = createShellTool({ runner: createProcessGroupRunner({ outputLimit: 1000 }) });
+  const outcome = await tool.run(tool.parse(JSON.stringify({ command: ['seq', '1', '20000'] })), makeContext(ws));
+  assert.equal(outcome.truncated, true);
+  assert.match(outcome.output, /Output:\n1\n2\n3\n/);
+  assert.match(outcome.output, /characters omitted/);
+  assert.match(outcome.output, /19999\n20000\n$/);
+  assert.ok(outcome.output.length < 1300);
+});
+
+test('a program that does not exist is reported, not thrown', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const outcome = await shell.run(call({ command: ['agentd-no-such-program'] }), makeContext(ws));
+  assert.equal(outcome.ok, false);
+  assert.match(outcome.output, /Failed to start the command: .*ENOENT/);
+});
+
+test('arguments are validated and the timeout is capped at the maximum', () => {
+  assert.equal(call({ command: 'true', timeout_ms: 10_000_000 }).timeoutMs, MAX_SHELL_TIMEOUT_MS);
+  assert.equal(call({ command: 'true' }).timeoutMs, 120_000);
+  assert.throws(() => call({ command: '  ' }), ToolError);
+  assert.throws(() => call({ command: [] }), ToolError);
+  assert.throws(() => call({ command: 5 }), ToolError);
+  assert.throws(() => call({ command: 'ls', timeout_ms: 0 }), ToolError);
+  assert.throws(() => call({ command: 'ls', extra: 1 }), ToolError);
+  assert.throws(() => shell.parse('{not json'), ToolError);
+  assert.deepEqual(shell.plan(call({ command: ['ls'], workdir: 'src' }), { cwd: '/', roots: [] }), {
+    readOnly: false,
+    paths: ['src'],
+    command: ['ls'],
+  });
+});
