@@ -1,0 +1,108 @@
+/** `read_file`: a range of a text file's lines, numbered, within the model output budget. */
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { optionalInteger, parseJsonArguments, requiredString } from './arguments.ts';
+import { MODEL_OUTPUT_LIMIT } from './output.ts';
+import { resolveToolPath } from './tool-paths.ts';
+import { success, ToolError, type Tool } from './types.ts';
+
+export const DEFAULT_READ_LINES = 2000;
+const MAX_READ_LINES = 20_000;
+const MAX_LINE_LENGTH = 2000;
+const BINARY_SNIFF_BYTES = 8192;
+
+export interface ReadFileArgs {
+  path: string;
+  offset: number;
+  limit: number;
+}
+
+export const readFileTool: Tool<ReadFileArgs> = {
+  name: 'read_file',
+  kind: 'function',
+  description:
+    'Reads a text file and returns its lines numbered from 1. Use offset (first line, 1-based) and ' +
+    `limit (number of lines, default ${DEFAULT_READ_LINES}) to page through long files. Binary files are refused.`,
+  parameters: {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'file path, relative to the session cwd or absolute' },
+      offset: { type: 'integer', minimum: 1, description: 'first line to show, 1-based' },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_READ_LINES, description: 'number of lines to show' },
+    },
+    required: ['path'],
+    additionalProperties: false,
+  },
+  parse(input) {
+    const args = parseJsonArguments(input, ['path', 'offset', 'limit']);
+    return {
+      path: requiredString(args, 'path'),
+      offset: optionalInteger(args, 'offset', 1, Number.MAX_SAFE_INTEGER) ?? 1,
+      limit: optionalInteger(args, 'limit', 1, MAX_READ_LINES) ?? DEFAULT_READ_LINES,
+    };
+  },
+  plan: (args) => ({ readOnly: true, paths: [args.path] }),
+  async run(args, ctx) {
+    const file = resolveToolPath(ctx, args.path);
+    const info = await stat(file).catch(() => null);
+    if (info === null) throw new ToolError(`${args.path} does not exist`);
+    if (info.isDirectory()) throw new ToolError(`${args.path} is a directory; use list_dir to see its entries`);
+    if (!info.isFile()) throw new ToolError(`${args.path} is not a regular file`);
+    if (await looksBinary(file)) {
+      throw new ToolError(`${args.path} looks like a binary file (${info.size} bytes); read_file only shows text files`);
+    }
+    return readLines(file, args, ctx.signal);
+  },
+};
+
+async function readLines(file: string, args: ReadFileArgs, signal: AbortSignal) {
+  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8', signal }), crlfDelay: Infinity });
+  const shown: string[] = [];
+  let size = 0;
+  let lineNumber = 0;
+  let stoppedAt: number | null = null;
+  let outOfBudget = false;
+  try {
+    for await (const line of lines) {
+      lineNumber++;
+      if (lineNumber < args.offset) continue;
+      if (shown.length === args.limit) {
+        stoppedAt = lineNumber;
+        break;
+      }
+      const numbered = `${String(lineNumber).padStart(6)}\t${clip(line)}`;
+      if (size + numbered.length + 1 > MODEL_OUTPUT_LIMIT) {
+        stoppedAt = lineNumber;
+        outOfBudget = true;
+        break;
+      }
+      shown.push(numbered);
+      size += numbered.length + 1;
+    }
+  } finally {
+    lines.close();
+  }
+  if (shown.length === 0 && lineNumber < args.offset && lineNumber > 0) {
+    throw new ToolError(`offset ${args.offset} is past the end of ${args.path} (${lineNumber} lines)`);
+  }
+  if (lineNumber === 0) return success(`${args.path} is empty`);
+  const footer = stoppedAt === null ? '' : `\n[… more lines follow; continue with offset=${stoppedAt} …]`;
+  return success(shown.join('\n') + footer, outOfBudget);
+}
+
+function clip(line: string): string {
+  return line.length <= MAX_LINE_LENGTH ? line : `${line.slice(0, MAX_LINE_LENGTH)} [… line cut at ${MAX_LINE_LENGTH} characters]`;
+}
+
+/** The same heuristic git and grep use: a NUL byte near the start means binary. */
+async function looksBinary(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead).includes(0);
+  } finally {
+    await handle.close();
+  }
+}
