@@ -28,6 +28,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bodyLimit: options.maximumRequestBytes,
     genReqId: () => uuidv7(),
     requestIdHeader: false,
+    // A missing Host is our 403 invalid_host, not Node's bare 400.
+    http: { requireHostHeader: false },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },

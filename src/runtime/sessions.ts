@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { ApiError } from '../domain/errors.ts';
-import { nowIso, uuidv7 } from '../domain/ids.ts';
+import { normalizeUuid, nowIso, uuidv7 } from '../domain/ids.ts';
 import { canonicalizeInside } from '../workspace/paths.ts';
 import { findModel } from '../config/catalog.ts';
 import type { Effort } from '../agent/providers/types.ts';
@@ -53,8 +53,9 @@ export class SessionService {
     return session;
   }
 
-  async get(id: string): Promise<SessionRecord> {
-    const session = await sessionsTable.findSession(this.boundary.db, this.boundary.id, id);
+  async get(rawId: string): Promise<SessionRecord> {
+    const id = normalizeUuid(rawId);
+    const session = id ? await sessionsTable.findSession(this.boundary.db, this.boundary.id, id) : null;
     if (!session) throw new ApiError('session_not_found', 'no such session');
     return session;
   }
@@ -63,11 +64,12 @@ export class SessionService {
     return sessionsTable.listSessions(this.boundary.db, this.boundary.id, options);
   }
 
-  async patch(id: string, body: PatchSessionBody): Promise<SessionRecord> {
+  async patch(rawId: string, body: PatchSessionBody): Promise<SessionRecord> {
     const fields = Object.keys(body);
     if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title or archived');
     if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title or archived per request');
-    const session = await this.get(id);
+    const session = await this.get(rawId);
+    const id = session.id;
     this.requireIdle(id);
     const updatedAt = nowIso();
     if (body.title !== undefined) {
@@ -78,8 +80,8 @@ export class SessionService {
     return { ...session, archived: body.archived!, updatedAt };
   }
 
-  async delete(id: string): Promise<void> {
-    await this.get(id);
+  async delete(rawId: string): Promise<void> {
+    const { id } = await this.get(rawId);
     this.requireIdle(id);
     const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
     if (!deleted) throw new ApiError('session_not_found', 'no such session');

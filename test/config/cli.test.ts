@@ -1,0 +1,115 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { SERVE_FLAGS } from '../../src/config/flags.ts';
+import { http } from '../support/http.ts';
+
+const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
+const TOKEN = 't'.repeat(32);
+
+function agentd(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 30000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr.trim() };
+}
+
+function scratch(): string {
+  return mkdtempSync(join(tmpdir(), 'agentd-cli-'));
+}
+
+describe('agentd command line', () => {
+  it('lists every option in serve --help and the commands in --help', () => {
+    const help = agentd(['serve', '--help']);
+    assert.equal(help.status, 0);
+    for (const flag of SERVE_FLAGS) assert.ok(help.stdout.includes(`--${flag.name}`), flag.name);
+    const top = agentd(['--help']);
+    assert.equal(top.status, 0);
+    assert.match(top.stdout, /serve/);
+  });
+
+  const refusals: [string, string[], NodeJS.ProcessEnv, RegExp][] = [
+    ['port past the range', ['--port', '65536'], {}, /^agentd: --port: must be between 0 and 65535$/],
+    ['negative port', ['--port', '-1'], {}, /--port/],
+    ['non-integer port', ['--port', 'http'], {}, /--port: expected an integer/],
+    ['zero capacity', ['--max-concurrent-turns', '0'], {}, /--max-concurrent-turns: must be at least 1/],
+    ['per-tenant above global', ['--max-queued-turns', '10', '--max-queued-turns-per-tenant', '11'], {}, /--max-queued-turns-per-tenant: 11 exceeds --max-queued-turns \(10\)/],
+    ['subscribers per tenant above global', ['--max-event-subscribers', '4'], {}, /--max-event-subscribers-per-tenant: 8 exceeds/],
+    ['remote host without --allow-remote', ['--host', '0.0.0.0'], {}, /--host: 0.0.0.0 is not a loopback address/],
+    ['remote host without a token', ['--host', '0.0.0.0', '--allow-remote'], {}, /--allow-remote: a non-loopback bind requires a token/],
+    ['short token', [], { SERVICE_TOKEN: 'short' }, /SERVICE_TOKEN: the token must be at least 32 bytes/],
+    ['registry-only option', ['--sandbox-runner', '/bin/true'], {}, /--sandbox-runner: only valid with --tenant-registry/],
+    ['unknown option', ['--colour', 'blue'], {}, /--colour: unknown option/],
+    ['missing value', ['--port'], {}, /--port: missing value/],
+    ['bad database url', ['--database-url', 'mysql://x'], {}, /--database-url/],
+    ['bad log level', ['--log-level', 'loud'], {}, /--log-level/],
+    ['bad cors origin', ['--cors-origin', 'app.example.com'], {}, /--cors-origin/],
+  ];
+  for (const [name, args, env, message] of refusals) {
+    it(`refuses ${name} with exit status 2 before binding`, () => {
+      const result = agentd(['serve', '--state-dir', scratch(), ...args], env);
+      assert.equal(result.status, 2);
+      assert.match(result.stderr, message);
+      assert.equal(result.stderr.split('\n').length, 1);
+    });
+  }
+
+  it('accepts the edges of the port range', () => {
+    // 65535 passes validation; binding may still fail if taken, which is not exit status 2.
+    const result = agentd(['serve', '--port', '65535', '--state-dir', scratch(), '--host', '::2'], {});
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /--host/);
+  });
+
+  it('enforces the token file rules', () => {
+    const dir = scratch();
+    const file = join(dir, 'token');
+    writeFileSync(file, TOKEN + '\n', { mode: 0o600 });
+    chmodSync(file, 0o640);
+    assert.match(agentd(['serve', '--token-file', file, '--state-dir', dir]).stderr, /--token-file: .* must not be readable or writable by group or others/);
+    const link = join(dir, 'link');
+    chmodSync(file, 0o600);
+    symlinkSync(file, link);
+    assert.match(agentd(['serve', '--token-file', link, '--state-dir', dir]).stderr, /--token-file: .* is a symlink/);
+    assert.match(agentd(['serve', '--token-file', dir, '--state-dir', dir]).stderr, /is not a regular file/);
+    assert.match(agentd(['serve', '--token-file', join(dir, 'none'), '--state-dir', dir]).stderr, /does not exist/);
+    const both = agentd(['serve', '--token-file', file, '--state-dir', dir], { SERVICE_TOKEN: TOKEN });
+    assert.equal(both.status, 2);
+    assert.match(both.stderr, /exactly one token source/);
+    const short = join(dir, 'short');
+    writeFileSync(short, 's'.repeat(31), { mode: 0o600 });
+    assert.match(agentd(['serve', '--token-file', short, '--state-dir', dir]).stderr, /at least 32 bytes/);
+  });
+
+  it('stops start-up on a broken models file, naming the file and the field', () => {
+    const dir = scratch();
+    const file = join(dir, 'models.json');
+    writeFileSync(file, JSON.stringify({ connections: [{ id: 'c', provider: 'p', dialect: 'telepathy', baseUrl: 'http://127.0.0.1:1' }], models: [] }));
+    const result = agentd(['serve', '--models-file', file, '--state-dir', dir]);
+    assert.equal(result.status, 2);
+    assert.ok(result.stderr.includes(file));
+    assert.match(result.stderr, /connections\[0\]\.dialect/);
+    writeFileSync(file, '{"models": [{"id": "m", "connection": "missing", "transportModel": "x"}]}');
+    assert.match(agentd(['serve', '--models-file', file, '--state-dir', dir]).stderr, /models\[0\]\.connection: no connection with id "missing"/);
+    writeFileSync(file, '{not json');
+    assert.match(agentd(['serve', '--models-file', file, '--state-dir', dir]).stderr, /not valid JSON/);
+  });
+
+  it('serves until SIGTERM, finishing in-flight requests, then exits 0', async () => {
+    const dir = scratch();
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--state-dir', dir, '--workspace-root', dir], { env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_TOKEN: TOKEN } });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    while (!/listening on (http:\/\/\S+)/.test(output)) await once(child.stdout, 'data');
+    const url = output.match(/listening on (http:\/\/\S+)/)![1];
+    assert.ok(!output.includes(TOKEN), 'the token never reaches the logs');
+    const health = await http('GET', `${url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(health.status, 200);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    assert.ok(!output.includes(TOKEN));
+  });
+});

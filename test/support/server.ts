@@ -1,0 +1,80 @@
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/config.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { createBackend, type BackendKind, type TestBackend } from './backends.ts';
+import { http, type HttpOptions, type HttpResponse } from './http.ts';
+
+export interface TestServerOptions {
+  backend?: BackendKind;
+  /** extra `agentd serve` arguments */
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** models file content; default: one model on an unreachable local connection */
+  models?: unknown;
+  /** reuse the backend and workspace of an earlier server (for restart tests) */
+  reuse?: { backend: TestBackend; workspace: string };
+}
+
+export interface TestServer {
+  server: RunningServer;
+  backend: TestBackend;
+  /** the canonical workspace root (a fresh temporary directory) */
+  workspace: string;
+  url: string;
+  request(method: string, path: string, options?: HttpOptions): Promise<HttpResponse>;
+  /** closes the server, keeping the database and workspace */
+  stop(): Promise<void>;
+  /** closes the server and drops its database */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MODELS = {
+  defaultModel: 'test-model',
+  connections: [{ id: 'local', provider: 'local', dialect: 'openai-responses', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: null }],
+  models: [
+    { id: 'test-model', connection: 'local', transportModel: 'test-transport', label: 'Test', contextWindow: 32768, efforts: ['none', 'low', 'medium', 'high'], defaultEffort: 'medium' },
+    { id: 'plain-model', connection: 'local', transportModel: 'plain', label: null, contextWindow: null },
+  ],
+};
+
+/** Starts a real agentd on a free loopback port with a real database and a temporary workspace. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const backend = options.reuse?.backend ?? (await createBackend(options.backend ?? 'sqlite'));
+  const workspace = options.reuse?.workspace ?? realpathSync(mkdtempSync(join(tmpdir(), 'agentd-ws-')));
+  mkdirSync(backend.stateDir, { recursive: true });
+  const modelsFile = join(backend.stateDir, 'models.json');
+  writeFileSync(modelsFile, JSON.stringify(options.models ?? DEFAULT_MODELS));
+  const args = [
+    '--port', '0',
+    '--state-dir', backend.stateDir,
+    '--workspace-root', workspace,
+    '--models-file', modelsFile,
+    ...(backend.databaseUrl ? ['--database-url', backend.databaseUrl] : []),
+    ...(options.args ?? []),
+  ];
+  const env = options.env ?? {};
+  const config = loadConfig(args, env, workspace);
+  const server = await startServer(config, env, pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' }));
+  const url = `http://127.0.0.1:${server.port}`;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await server.close();
+  };
+  return {
+    server,
+    backend,
+    workspace,
+    url,
+    request: (method, path, requestOptions) => http(method, url + path, requestOptions),
+    stop,
+    close: async () => {
+      await stop();
+      await backend.drop();
+    },
+  };
+}
