@@ -1,0 +1,85 @@
+/**
+ * `apply_patch`: one implementation, two shapes. On the OpenAI Responses dialect it is a custom
+ * (freeform) tool whose input is the patch text itself; elsewhere a function tool `{ patch }`.
+ */
+import { parseJsonArguments, requiredString } from '../arguments.ts';
+import { resolveToolPath } from '../tool-paths.ts';
+import { success, ToolError, type Tool } from '../types.ts';
+import { applyPatchOperations, type AppliedChange } from './apply.ts';
+import { parsePatch, PatchError, type PatchOperation } from './parse.ts';
+
+export interface ApplyPatchArgs {
+  patch: string;
+  operations: PatchOperation[];
+}
+
+const FORMAT_GUIDE = `Edits files with a patch. Format:
+*** Begin Patch
+*** Add File: path/new.txt
++first line of the new file
+*** Update File: path/existing.ts
+*** Move to: path/renamed.ts        (optional)
+@@ function or class line near the change (optional)
+ unchanged context line
+-removed line
++added line
+*** End of File                      (optional: the hunk is at the end of the file)
+*** Delete File: path/obsolete.txt
+*** End Patch
+Paths are relative to the session working directory. Give about 3 lines of context around each
+change. The whole patch applies or nothing does.`;
+
+export function createApplyPatchTool(kind: 'custom' | 'function'): Tool<ApplyPatchArgs> {
+  const shape =
+    kind === 'custom'
+      ? { format: { type: 'text' as const } }
+      : {
+          parameters: {
+            type: 'object',
+            properties: { patch: { type: 'string', description: 'the whole patch, from "*** Begin Patch" to "*** End Patch"' } },
+            required: ['patch'],
+            additionalProperties: false,
+          },
+        };
+  return {
+    name: 'apply_patch',
+    kind,
+    description: FORMAT_GUIDE,
+    ...shape,
+    parse(input) {
+      const patch = kind === 'custom' ? input : requiredString(parseJsonArguments(input, ['patch']), 'patch');
+      try {
+        return { patch, operations: parsePatch(patch) };
+      } catch (error) {
+        if (error instanceof PatchError) throw new ToolError(`invalid patch: ${error.message}`);
+        throw error;
+      }
+    },
+    plan: (args) => ({ readOnly: false, paths: pathsOf(args.operations) }),
+    async run(args, ctx) {
+      ctx.signal.throwIfAborted();
+      let changes: AppliedChange[];
+      try {
+        changes = await applyPatchOperations(args.operations, (requested) => resolveToolPath(ctx, requested));
+      } catch (error) {
+        if (error instanceof PatchError) throw new ToolError(`patch not applied, no file was changed: ${error.message}`);
+        throw error;
+      }
+      return success(['Success. Updated the following files:', ...changes.map(describeChange)].join('\n'));
+    },
+  };
+}
+
+export const applyPatchCustomTool = createApplyPatchTool('custom');
+export const applyPatchFunctionTool = createApplyPatchTool('function');
+
+function pathsOf(operations: PatchOperation[]): string[] {
+  return operations.flatMap((operation) =>
+    operation.type === 'update' && operation.moveTo !== null ? [operation.path, operation.moveTo] : [operation.path],
+  );
+}
+
+function describeChange(change: AppliedChange): string {
+  const letter = { added: 'A', modified: 'M', deleted: 'D' }[change.kind];
+  return change.movedFrom ? `${letter} ${change.path} (moved from ${change.movedFrom})` : `${letter} ${change.path}`;
+}
