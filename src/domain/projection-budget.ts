@@ -9,6 +9,9 @@
  * least one character fit; otherwise the budget has run out at that point, the rest of the
  * enclosing array or object is dropped and the nearest enclosing object is marked
  * `projectionTruncated: true`. The marker itself is free.
+ *
+ * A container cut before its first child would be a hollow stand-in for content, so it is removed
+ * again (its node and key refunded) and the container holding it stops there, marked instead.
  */
 
 import { EVENT_TEXT_LIMIT, cutAtCodeUnits } from './event-text.ts';
@@ -45,11 +48,30 @@ export function markTruncated(budget: ProjectionBudget, owner: Owner): void {
   if (owner !== null) owner[TRUNCATION_MARKER] = true;
 }
 
+/** Result of emitting a container that was cut before its first child; its cost is already refunded. */
+export const HOLLOW: unique symbol = Symbol('hollow');
+
 /** Whether a value can start under a key of `keyLength` characters (0 for array elements). */
 export function canStart(budget: ProjectionBudget, keyLength: number, value: unknown): boolean {
   if (budget.nodes < 1) return false;
-  const firstCharacter = typeof value === 'string' && value.length > 0 ? 1 : 0;
+  const firstCharacter = typeof value === 'string' ? firstCodePointLength(value) : 0;
   return keyLength + firstCharacter <= budget.textChars;
+}
+
+/** A cut string keeps at least its first whole code point, so a started string is never emptied. */
+function firstCodePointLength(text: string): number {
+  if (text.length === 0) return 0;
+  return text.codePointAt(0)! > 0xffff ? 2 : 1;
+}
+
+/** Gives back the node of a hollow container. */
+export function refundNode(budget: ProjectionBudget): void {
+  budget.nodes += 1;
+}
+
+/** Gives back the key of a hollow container's field. */
+export function refundKey(budget: ProjectionBudget, key: string): void {
+  budget.textChars += key.length;
 }
 
 /** A redaction marker is kept whole or not at all: a cut "<reda" would only confuse. */

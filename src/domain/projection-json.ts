@@ -11,6 +11,7 @@
 import {
   type Owner,
   type ProjectionBudget,
+  HOLLOW,
   REDACTED,
   TRUNCATION_MARKER,
   canStart,
@@ -18,6 +19,8 @@ import {
   isPlainObject,
   isRedactionKey,
   markTruncated,
+  refundKey,
+  refundNode,
   setOwnField,
   spendKey,
   spendNode,
@@ -34,6 +37,7 @@ interface ArrayFrame {
   depth: number;
   /** The nearest enclosing output object, which is marked when this array is cut. */
   owner: Owner;
+  cut: boolean;
 }
 
 interface ObjectFrame {
@@ -43,6 +47,8 @@ interface ObjectFrame {
   keys: string[];
   next: number;
   depth: number;
+  emitted: number;
+  cut: boolean;
 }
 
 type Frame = ArrayFrame | ObjectFrame;
@@ -53,16 +59,48 @@ export function isJsonLike(value: unknown): boolean {
   return kind === 'string' || kind === 'number' || kind === 'boolean' || kind === 'object';
 }
 
-/** Projects a value that passed canStart and whose key, if any, is paid for. */
+/**
+ * Projects a value that passed canStart and whose key, if any, is paid for. Returns HOLLOW (with
+ * the value's node refunded) when the value is a container cut before its first child.
+ */
 export function projectOpaque(value: unknown, budget: ProjectionBudget, owner: Owner): unknown {
   const stack: Frame[] = [];
   const root = open(value, budget, owner, 0, stack);
   while (stack.length > 0) {
     const frame = stack[stack.length - 1];
-    const more = frame.kind === 'array' ? advanceArray(frame, budget, stack) : advanceObject(frame, budget, stack);
-    if (!more) stack.pop();
+    const more = !frame.cut && (frame.kind === 'array' ? advanceArray(frame, budget, stack) : advanceObject(frame, budget, stack));
+    if (more) continue;
+    stack.pop();
+    if (!isHollow(frame)) continue;
+    const parent = stack[stack.length - 1];
+    if (parent === undefined) {
+      refundNode(budget);
+      return HOLLOW;
+    }
+    removeLastChild(parent, budget);
   }
   return root;
+}
+
+function isHollow(frame: Frame): boolean {
+  return frame.cut && (frame.kind === 'array' ? frame.target.length : frame.emitted) === 0;
+}
+
+/** Takes a hollow child out of its parent, which then stops there and is marked. */
+function removeLastChild(parent: Frame, budget: ProjectionBudget): void {
+  parent.cut = true;
+  if (parent.kind === 'array') {
+    parent.target.pop();
+    refundNode(budget);
+    markTruncated(budget, parent.owner);
+    return;
+  }
+  const key = parent.keys[parent.next - 1];
+  delete parent.target[key];
+  parent.emitted -= 1;
+  refundNode(budget);
+  refundKey(budget, key);
+  markTruncated(budget, parent.target);
 }
 
 function open(value: unknown, budget: ProjectionBudget, owner: Owner, depth: number, stack: Frame[]): unknown {
@@ -70,12 +108,12 @@ function open(value: unknown, budget: ProjectionBudget, owner: Owner, depth: num
   spendNode(budget);
   if (Array.isArray(value)) {
     const target: unknown[] = [];
-    stack.push({ kind: 'array', source: value, target, next: 0, depth, owner });
+    stack.push({ kind: 'array', source: value, target, next: 0, depth, owner, cut: false });
     return target;
   }
   if (isPlainObject(value)) {
     const target: Record<string, unknown> = {};
-    stack.push({ kind: 'object', source: value, target, keys: Object.keys(value), next: 0, depth });
+    stack.push({ kind: 'object', source: value, target, keys: Object.keys(value), next: 0, depth, emitted: 0, cut: false });
     return target;
   }
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
@@ -93,6 +131,7 @@ function advanceArray(frame: ArrayFrame, budget: ProjectionBudget, stack: Frame[
   if (frame.next >= frame.source.length) return false;
   const element = frame.source[frame.next];
   if (!fitsAt(budget, 0, element, frame.depth + 1)) {
+    frame.cut = true;
     markTruncated(budget, frame.owner);
     return false;
   }
@@ -112,9 +151,11 @@ function advanceObject(frame: ObjectFrame, budget: ProjectionBudget, stack: Fram
     const value = redacted ? REDACTED : raw;
     const fits = redacted ? canStartRedaction(budget, key.length) : fitsAt(budget, key.length, value, frame.depth + 1);
     if (!fits) {
+      frame.cut = true;
       markTruncated(budget, frame.target);
       return false;
     }
+    frame.emitted += 1;
     spendKey(budget, key);
     setOwnField(frame.target, key, open(value, budget, frame.target, frame.depth + 1, stack));
     return true;

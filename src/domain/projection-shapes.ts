@@ -8,6 +8,7 @@
 import {
   type Owner,
   type ProjectionBudget,
+  HOLLOW,
   PROJECTION_STRING_LIMIT,
   REDACTED,
   TRUNCATION_MARKER,
@@ -16,6 +17,8 @@ import {
   isPlainObject,
   isRedactionKey,
   markTruncated,
+  refundKey,
+  refundNode,
   setOwnField,
   spendKey,
   spendNode,
@@ -28,7 +31,10 @@ export interface Shape {
   accepts(value: unknown): boolean;
   /** Whether the value can start under a key of `keyLength` characters. */
   fits(value: unknown, keyLength: number, budget: ProjectionBudget): boolean;
-  /** Emits an accepted value that fits, once its key is paid for; `owner` gets the marker on cuts. */
+  /**
+   * Emits an accepted value that fits, once its key is paid for; `owner` gets the marker on cuts.
+   * Returns HOLLOW, with the value's own cost refunded, for a container cut before its first child.
+   */
   emit(value: unknown, budget: ProjectionBudget, owner: Owner): unknown;
 }
 
@@ -108,11 +114,16 @@ export function arrayOf(element: Shape, maxLength = Number.POSITIVE_INFINITY): S
       for (let index = 0; index < source.length; index += 1) {
         const item = source[index];
         if (!element.accepts(item)) continue;
-        if (target.length >= maxLength || !element.fits(item, 0, budget)) {
+        if (target.length >= maxLength) {
           markTruncated(budget, owner);
           break;
         }
-        target.push(element.emit(item, budget, owner));
+        const projected = element.fits(item, 0, budget) ? element.emit(item, budget, owner) : HOLLOW;
+        if (projected === HOLLOW) {
+          markTruncated(budget, owner);
+          return target.length === 0 ? hollow(budget) : target;
+        }
+        target.push(projected);
       }
       return target;
     },
@@ -137,16 +148,26 @@ export function emitField(
     return false;
   }
   spendKey(budget, key);
-  setOwnField(target, key, fieldShape.emit(raw, budget, target));
+  const projected = fieldShape.emit(raw, budget, target);
+  if (projected === HOLLOW) {
+    refundKey(budget, key);
+    markTruncated(budget, target);
+    return false;
+  }
+  setOwnField(target, key, projected);
   return true;
 }
 
-/** Emits the listed fields present in `source`, then (with `extension`) its other fields; false when stopped. */
+/**
+ * Emits the listed fields present in `source`, then (with `extension`) its other fields except
+ * `handledKey`, which the caller already wrote; false when the budget stopped the object.
+ */
 function emitFields(
   target: Record<string, unknown>,
   source: Record<string, unknown>,
   fields: FieldList,
   extension: Shape | null,
+  handledKey: string | null,
   budget: ProjectionBudget,
 ): boolean {
   for (const [key, shape] of fields) {
@@ -154,7 +175,7 @@ function emitFields(
   }
   if (extension === null) return true;
   for (const key of Object.keys(source)) {
-    if (key === 'type' || key === TRUNCATION_MARKER || fields.some(([listed]) => listed === key)) continue;
+    if (key === handledKey || key === TRUNCATION_MARKER || fields.some(([listed]) => listed === key)) continue;
     if (!emitField(target, key, source[key], extension, budget)) return false;
   }
   return true;
@@ -168,8 +189,8 @@ export function record(fields: FieldList, extension: Shape | null = null): Shape
     emit: (value, budget) => {
       spendNode(budget);
       const target: Record<string, unknown> = {};
-      emitFields(target, value as Record<string, unknown>, fields, extension, budget);
-      return target;
+      const complete = emitFields(target, value as Record<string, unknown>, fields, extension, null, budget);
+      return complete || hasFields(target) ? target : hollow(budget);
     },
   };
 }
@@ -206,10 +227,20 @@ export function tagged(variants: ReadonlyMap<string, FieldList>, options: Tagged
       emitField(target, 'type', tag, text, budget);
       const fields = variants.get(tag) ?? fallback;
       const extension = options.extensible?.has(tag) ? opaque : null;
-      emitFields(target, source, fields, extension, budget);
+      emitFields(target, source, fields, extension, 'type', budget);
       return target;
     },
   };
+}
+
+function hollow(budget: ProjectionBudget): typeof HOLLOW {
+  refundNode(budget);
+  return HOLLOW;
+}
+
+function hasFields(target: Record<string, unknown>): boolean {
+  for (const key in target) if (key !== TRUNCATION_MARKER) return true;
+  return false;
 }
 
 /** Builds a FieldList from an object literal, keeping its order. */

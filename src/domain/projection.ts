@@ -10,8 +10,10 @@
  * - An item, content part, action or summary entry that is not an object with a string `type` is
  *   dropped (it is not a tagged value a client could decode); dropping it is not a cut and sets no
  *   marker. The same holds for a value of the wrong type in a field the SPEC types.
- * - Every value is a node, the top-level arrays included. Cut strings get no ellipsis; the marker
- *   on the enclosing object says they were cut.
+ * - Every value is a node, the top-level arrays included. Cut strings get no ellipsis (the marker
+ *   on the enclosing object says they were cut) and keep at least their first code point.
+ * - A container cut before its first child is removed again (see projection-budget.ts), so no
+ *   hollow `{ projectionTruncated: true }` stands in for content once the text budget is spent.
  * - Opaque JSON nests at most MAX_OPAQUE_DEPTH containers deep (see projection-json.ts); the walk
  *   uses an explicit stack, so depth never threatens the call stack.
  * - An input key named `projectionTruncated` is never copied, so the marker is always ours.
@@ -19,6 +21,7 @@
 
 import {
   type ProjectionBudget,
+  HOLLOW,
   createProjectionBudget,
   markTruncated,
   canStart,
@@ -69,7 +72,8 @@ export function projectJson(value: unknown, budget: ProjectionBudget): unknown {
     markTruncated(budget, null);
     return null;
   }
-  return projectOpaque(value, budget, null);
+  const projected = projectOpaque(value, budget, null);
+  return projected === HOLLOW ? null : projected;
 }
 
 const agentStep = record(fields({ state: text, title: text, detail: nullable(text) }));
@@ -93,5 +97,6 @@ function projectTopLevel(shape: Shape, value: unknown, budget: ProjectionBudget)
     if ((value as unknown[]).length > 0) markTruncated(budget, null);
     return [];
   }
-  return shape.emit(value, budget, null) as unknown[];
+  const projected = shape.emit(value, budget, null);
+  return projected === HOLLOW ? [] : (projected as unknown[]);
 }
