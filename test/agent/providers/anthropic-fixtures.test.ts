@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { canonicalToAnthropic } from '../../../src/agent/providers/anthropic-convert.ts';
 import { createAnthropicMessagesAdapter } from '../../../src/agent/providers/anthropic-messages.ts';
 import type { CanonicalItem, ModelRequest, ProviderEvent } from '../../../src/agent/providers/types.ts';
 import { fixtureAsSse, fixturePayloads, listFixtures } from '../../support/fixtures.ts';
@@ -209,4 +210,31 @@ test('custom tools come back as custom_tool_call with their free-text input', as
   assert.equal(call?.call_id, 'toolu_01NRLabsLyVHZPKxbKvkfSMn');
   assert.deepEqual(JSON.parse(String(call?.input)), { location: 'Paris' });
   assert.ok(result.events.some((event) => event.type === 'tool.started' && event.kind === 'custom'));
+});
+
+test('recorded turns replay to Anthropic as received: signatures, redacted data and server blocks intact', async () => {
+  const thinkingFixture = 'anthropic/thinking-signature.sse';
+  const [thinkingTurn] = canonicalToAnthropic((await replay(thinkingFixture)).items);
+  assert.deepEqual((thinkingTurn.content as unknown[])[0], {
+    type: 'thinking',
+    thinking: recordedDeltas(thinkingFixture, 'thinking_delta', 'thinking'),
+    signature: recordedDeltas(thinkingFixture, 'signature_delta', 'signature'),
+  });
+
+  const redactedFixture = 'anthropic/redacted-thinking.sse';
+  const [redactedTurn] = canonicalToAnthropic((await replay(redactedFixture)).items);
+  const recordedRedacted = fixturePayloads(redactedFixture)
+    .map((payload) => payload.content_block as Record<string, unknown> | undefined)
+    .filter((block) => block?.type === 'redacted_thinking');
+  assert.deepEqual((redactedTurn.content as unknown[]).slice(0, 2), recordedRedacted);
+
+  const searchFixture = 'anthropic/web-search-server-tool.chunks.jsonl';
+  const [searchTurn] = canonicalToAnthropic((await replay(searchFixture)).items);
+  const content = searchTurn.content as unknown as Array<Record<string, unknown>>;
+  const recordedBlocks = fixturePayloads(searchFixture)
+    .map((payload) => payload.content_block as Record<string, unknown> | undefined)
+    .filter((block) => block?.type === 'server_tool_use' || block?.type === 'web_search_tool_result');
+  assert.deepEqual(content.slice(0, 2), [{ ...recordedBlocks[0], input: { query: 'tech news today September 26 2025' } }, recordedBlocks[1]]);
+  assert.ok(content.slice(2).every((block) => block.type === 'text'));
+  assert.equal(content.slice(2).map((block) => block.text).join(''), recordedDeltas(searchFixture, 'text_delta', 'text'));
 });

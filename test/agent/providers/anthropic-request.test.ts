@@ -69,7 +69,7 @@ test('a first message has no earlier item to cache; an empty system prompt is le
 
 test('custom tools are sent with one string parameter that carries the grammar', () => {
   const params = buildAnthropicRequest(request({ tools: [patchTool] }));
-  const schema = params.tools?.[0].input_schema as { properties: { input: { type: string; description: string } }; required: string[] };
+  const schema = (params.tools?.[0] as { input_schema: unknown }).input_schema as { properties: { input: { type: string; description: string } }; required: string[] };
   assert.equal(schema.properties.input.type, 'string');
   assert.deepEqual(schema.required, ['input']);
   assert.match(schema.properties.input.description, /lark grammar:\nstart: "x"/);
