@@ -146,16 +146,34 @@ export const historyItem = tagged(
     ],
     [
       'function_call_output',
-      fields({ id, call_id: opaque, name: opaque, namespace: opaque, provider: opaque, output: opaque, status, async: boolean }),
+      fields({
+        id,
+        call_id: opaque,
+        name: opaque,
+        namespace: opaque,
+        provider: opaque,
+        output: opaque,
+        status,
+        async: boolean,
+      }),
     ],
     [
       'custom_tool_call',
       fields({ id, call_id: opaque, name: opaque, namespace: opaque, input: text, status, async: boolean }),
     ],
-    ['custom_tool_call_output', fields({ id, call_id: opaque, name: opaque, output: opaque, status, async: boolean })],
+    [
+      'custom_tool_call_output',
+      fields({ id, call_id: opaque, name: opaque, output: opaque, status, async: boolean }),
+    ],
     [
       'computer_call',
-      fields({ id, call_id: opaque, actions: arrayOf(computerAction), pending_safety_checks: arrayOf(openObject), status }),
+      fields({
+        id,
+        call_id: opaque,
+        actions: arrayOf(computerAction),
+        pending_safety_checks: arrayOf(openObject),
+        status,
+      }),
     ],
     [
       'computer_call_output',

@@ -68,8 +68,7 @@ export function projectOpaque(value: unknown, budget: ProjectionBudget, owner: O
   const root = open(value, budget, owner, 0, stack);
   while (stack.length > 0) {
     const frame = stack[stack.length - 1];
-    const more = !frame.cut && (frame.kind === 'array' ? advanceArray(frame, budget, stack) : advanceObject(frame, budget, stack));
-    if (more) continue;
+    if (!frame.cut && advance(frame, budget, stack)) continue;
     stack.pop();
     if (!isHollow(frame)) continue;
     const parent = stack[stack.length - 1];
@@ -80,6 +79,10 @@ export function projectOpaque(value: unknown, budget: ProjectionBudget, owner: O
     removeLastChild(parent, budget);
   }
   return root;
+}
+
+function advance(frame: Frame, budget: ProjectionBudget, stack: Frame[]): boolean {
+  return frame.kind === 'array' ? advanceArray(frame, budget, stack) : advanceObject(frame, budget, stack);
 }
 
 function isHollow(frame: Frame): boolean {
@@ -113,7 +116,8 @@ function open(value: unknown, budget: ProjectionBudget, owner: Owner, depth: num
   }
   if (isPlainObject(value)) {
     const target: Record<string, unknown> = {};
-    stack.push({ kind: 'object', source: value, target, keys: Object.keys(value), next: 0, depth, emitted: 0, cut: false });
+    const keys = Object.keys(value);
+    stack.push({ kind: 'object', source: value, target, keys, next: 0, depth, emitted: 0, cut: false });
     return target;
   }
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;

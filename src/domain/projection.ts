@@ -7,9 +7,9 @@
  * `budget.truncated` is set (arrays cannot carry the marker; nested objects already carry their own).
  *
  * Decisions the SPEC leaves open:
- * - An item, content part, action or summary entry that is not an object with a string `type` is
- *   dropped (it is not a tagged value a client could decode); dropping it is not a cut and sets no
- *   marker. The same holds for a value of the wrong type in a field the SPEC types.
+ * - An item, content part, action or summary entry that is not an object with a string `type` (of
+ *   at most 16,383 characters) is dropped: it is not a tagged value a client could decode. Dropping
+ *   it is not a cut and sets no marker. The same holds for a value of the wrong type in a field the SPEC types.
  * - Every value is a node, the top-level arrays included. Cut strings get no ellipsis (the marker
  *   on the enclosing object says they were cut) and keep at least their first code point.
  * - A container cut before its first child is removed again (see projection-budget.ts), so no
