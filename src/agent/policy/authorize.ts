@@ -1,0 +1,39 @@
+/**
+ * The thin asynchronous shell around decideToolCall: asks the human as often as the policy says
+ * (root_access first, then tool_approval), records allow_session approvals, and turns every
+ * refusal or denial into the text the model receives as the call's output.
+ */
+import type { HumanDecision, HumanRequestKind } from '../tools/types.ts';
+import { decideToolCall, type PolicyCall, type PolicyContext } from './decide.ts';
+
+export type Authorization = { allowed: true } | { allowed: false; output: string };
+
+export interface AuthorizationContext extends Omit<PolicyContext, 'sessionAllowances' | 'rootAccessGranted'> {
+  /** the session's allowances; allow_session adds to it */
+  sessionAllowances: Set<string>;
+}
+
+export const DENIED_OUTPUT =
+  'The user denied this tool call. Do not retry it unchanged; choose another approach or ask the user how to proceed.';
+
+export async function authorizeToolCall(
+  call: PolicyCall,
+  context: AuthorizationContext,
+  requestHuman: (kind: HumanRequestKind, prompt: string, options: string[]) => Promise<HumanDecision>,
+): Promise<Authorization> {
+  let rootAccessGranted = false;
+  for (;;) {
+    const decision = decideToolCall(call, { ...context, rootAccessGranted });
+    if (decision.action === 'run') return { allowed: true };
+    if (decision.action === 'refuse') return { allowed: false, output: decision.reason };
+    const answer = await requestHuman(decision.kind, decision.prompt, decision.options);
+    if (decision.kind === 'root_access') {
+      if (answer.decision !== 'allow') return { allowed: false, output: DENIED_OUTPUT };
+      rootAccessGranted = true;
+      continue;
+    }
+    if (answer.decision === 'allow_session') context.sessionAllowances.add(decision.allowanceKey);
+    else if (answer.decision !== 'allow_once') return { allowed: false, output: DENIED_OUTPUT };
+    return { allowed: true };
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The approval policy: a pure function from a planned tool call and the session's situation to run,
+ * ask the human, or refuse. Checks run in this order, and the first that applies decides:
+ *
+ *   1. A shell command that can destroy the machine is refused, in every mode, yolo included.
+ *   2. A path outside every workspace root is refused.
+ *   3. In plan mode, anything not read-only is refused, with a message saying so.
+ *   4. A path outside the session cwd but inside a root asks `root_access` (allow, deny),
+ *      unless already granted for this call or yolo is on.
+ *   5. Read-only tools, and provably read-only shell commands, run.
+ *   6. Anything else (apply_patch, other shell commands) runs if yolo is on or the session allowed
+ *      its key (tool + command prefix), and otherwise asks `tool_approval`
+ *      (allow_once, allow_session, deny).
+ */
+import type { PathClassification } from '../../workspace/paths.ts';
+import type { ToolPlan } from '../tools/types.ts';
+import { analyzeCommand, type CommandAnalysis } from './command-analysis.ts';
+import { rootAccessPrompt, toolApprovalPrompt } from './prompts.ts';
+
+export interface PolicyCall {
+  name: string;
+  /** the complete arguments as the model sent them: a JSON string or a custom tool's text */
+  input: string;
+  plan: ToolPlan;
+}
+
+export interface PolicyContext {
+  planMode: boolean;
+  yolo: boolean;
+  /** keys stored by allow_session decisions; see allowanceKey */
+  sessionAllowances: ReadonlySet<string>;
+  /** canonicalizeInside results for every path in the call's plan */
+  paths: readonly PathClassification[];
+  /** the human already answered `allow` to root_access for this very call */
+  rootAccessGranted?: boolean;
+}
+
+export type PolicyDecision =
+  | { action: 'run' }
+  | { action: 'ask'; kind: 'tool_approval'; prompt: string; options: string[]; allowanceKey: string }
+  | { action: 'ask'; kind: 'root_access'; prompt: string; options: string[] }
+  | { action: 'refuse'; reason: string };
+
+export const TOOL_APPROVAL_OPTIONS = ['allow_once', 'allow_session', 'deny'];
+export const ROOT_ACCESS_OPTIONS = ['allow', 'deny'];
+
+export const PLAN_MODE_REFUSAL =
+  'Refused: the session is in plan mode, where only read-only tools run. Investigate with read-only ' +
+  'tools, then present your plan with exit_plan_mode; changes become possible once the user approves it.';
+
+export function decideToolCall(call: PolicyCall, context: PolicyContext): PolicyDecision {
+  const command = call.plan.command === undefined ? null : analyzeCommand(call.plan.command);
+  if (command?.danger) {
+    return { action: 'refuse', reason: `Refused: ${command.danger}. Commands that can destroy the machine are never run.` };
+  }
+  const outside = context.paths.filter((entry) => entry.location === 'outside');
+  if (outside.length > 0) {
+    const listed = outside.map((entry) => entry.requested).join(', ');
+    return { action: 'refuse', reason: `Refused: ${listed} is outside every allowed workspace root.` };
+  }
+  const readOnly = command === null ? call.plan.readOnly : command.readOnly;
+  if (context.planMode && !readOnly) return { action: 'refuse', reason: PLAN_MODE_REFUSAL };
+  const elsewhere = context.paths.filter((entry) => entry.location === 'root');
+  if (elsewhere.length > 0 && !context.rootAccessGranted && !context.yolo) {
+    return { action: 'ask', kind: 'root_access', prompt: rootAccessPrompt(call.name, call.input, elsewhere), options: ROOT_ACCESS_OPTIONS };
+  }
+  if (readOnly) return { action: 'run' };
+  const key = allowanceKey(call, command);
+  if (context.yolo || context.sessionAllowances.has(key)) return { action: 'run' };
+  return {
+    action: 'ask',
+    kind: 'tool_approval',
+    prompt: toolApprovalPrompt(call.name, call.input, command?.display ?? null),
+    options: TOOL_APPROVAL_OPTIONS,
+    allowanceKey: key,
+  };
+}
+
+/**
+ * What allow_session remembers: the tool name, plus for shell the command's first two words
+ * (`shell:git commit`), or the whole command when it is compound, so approving `make && rm x`
+ * approves only that exact command again.
+ */
+export function allowanceKey(call: PolicyCall, command: CommandAnalysis | null = null): string {
+  const analysis = command ?? (call.plan.command === undefined ? null : analyzeCommand(call.plan.command));
+  return analysis === null ? call.name : `${call.name}:${analysis.prefix}`;
+}

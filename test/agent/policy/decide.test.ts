@@ -1,0 +1,109 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { allowanceKey, decideToolCall, PLAN_MODE_REFUSAL, type PolicyCall, type PolicyContext } from '../../../src/agent/policy/decide.ts';
+import type { PathClassification } from '../../../src/workspace/paths.ts';
+
+const cwdPath = (requested: string): PathClassification => ({ requested, resolved: `/ws/project/${requested}`, location: 'cwd', root: '/ws', exists: true });
+const rootPath = (requested: string): PathClassification => ({ requested, resolved: `/ws/other/${requested}`, location: 'root', root: '/ws', exists: true });
+const outsidePath = (requested: string): PathClassification => ({ requested, resolved: requested, location: 'outside', root: null, exists: true });
+
+function context(overrides: Partial<PolicyContext> = {}): PolicyContext {
+  return { planMode: false, yolo: false, sessionAllowances: new Set(), paths: [cwdPath('.')], ...overrides };
+}
+
+const shellCall = (command: string | string[]): PolicyCall => ({
+  name: 'shell',
+  input: JSON.stringify({ command }),
+  plan: { readOnly: false, paths: ['.'], command },
+});
+const readCall: PolicyCall = { name: 'read_file', input: '{"path":"a.ts"}', plan: { readOnly: true, paths: ['a.ts'] } };
+const patchText = `*** Begin Patch\n*** Update File: a.ts\n-${'old line\n-'.repeat(3000)}x\n+new\n*** End Patch`;
+const patchCall: PolicyCall = { name: 'apply_patch', input: patchText, plan: { readOnly: false, paths: ['a.ts'] } };
+const questionCall: PolicyCall = { name: 'ask_question', input: '{"question":"q","options":[]}', plan: { readOnly: true, paths: [] } };
+
+test('read-only tools and provably read-only commands run without asking', () => {
+  assert.deepEqual(decideToolCall(readCall, context()), { action: 'run' });
+  assert.deepEqual(decideToolCall(shellCall('git status'), context()), { action: 'run' });
+  assert.deepEqual(decideToolCall(shellCall(['ls', '-la']), context()), { action: 'run' });
+  assert.deepEqual(decideToolCall(questionCall, context({ paths: [] })), { action: 'run' });
+});
+
+test('apply_patch and other commands ask tool_approval with the complete arguments', () => {
+  const patch = decideToolCall(patchCall, context());
+  assert.equal(patch.action, 'ask');
+  assert.ok(patch.action === 'ask' && patch.kind === 'tool_approval');
+  assert.deepEqual(patch.options, ['allow_once', 'allow_session', 'deny']);
+  assert.match(patch.prompt, /"apply_patch"/);
+  assert.ok(patch.prompt.includes(patchText), 'the whole patch, not a preview');
+  assert.equal(patch.allowanceKey, 'apply_patch');
+
+  const command = 'npm run build -- --flag="a long value" && echo done';
+  const shell = decideToolCall(shellCall(command), context());
+  assert.ok(shell.action === 'ask' && shell.kind === 'tool_approval');
+  assert.match(shell.prompt, /"shell"/);
+  assert.ok(shell.prompt.includes(`Command:\n${command}`));
+  assert.equal(shell.allowanceKey, `shell:${command}`);
+});
+
+test('the function-shaped patch is shown unescaped and complete', () => {
+  const call: PolicyCall = { name: 'apply_patch', input: JSON.stringify({ patch: patchText }), plan: { readOnly: false, paths: ['a.ts'] } };
+  const decision = decideToolCall(call, context());
+  assert.ok(decision.action === 'ask');
+  assert.ok(decision.prompt.includes(`patch:\n${patchText}`));
+});
+
+test('dangerous commands are refused in every mode, yolo and allowances included', () => {
+  const call = shellCall('rm -rf /');
+  for (const ctx of [context(), context({ yolo: true }), context({ planMode: true }), context({ sessionAllowances: new Set(['shell:rm -rf']) })]) {
+    const decision = decideToolCall(call, ctx);
+    assert.equal(decision.action, 'refuse');
+    assert.ok(decision.action === 'refuse' && /destroy the machine/.test(decision.reason));
+  }
+});
+
+test('a path outside every root is refused, even with yolo', () => {
+  for (const ctx of [context({ paths: [outsidePath('/etc/passwd')] }), context({ yolo: true, paths: [cwdPath('a'), outsidePath('/etc/passwd')] })]) {
+    const decision = decideToolCall(readCall, ctx);
+    assert.ok(decision.action === 'refuse');
+    assert.match(decision.reason, /\/etc\/passwd is outside every allowed workspace root/);
+  }
+});
+
+test('a path in another root asks root_access first, then tool approval; yolo skips both', () => {
+  const ctx = context({ paths: [rootPath('../other/a.ts')] });
+  const first = decideToolCall(readCall, ctx);
+  assert.ok(first.action === 'ask' && first.kind === 'root_access');
+  assert.deepEqual(first.options, ['allow', 'deny']);
+  assert.match(first.prompt, /\.\.\/other\/a\.ts \(resolves to \/ws\/other/);
+  assert.deepEqual(decideToolCall(readCall, { ...ctx, rootAccessGranted: true }), { action: 'run' });
+  const patchAfterRoot = decideToolCall(patchCall, { ...ctx, rootAccessGranted: true });
+  assert.ok(patchAfterRoot.action === 'ask' && patchAfterRoot.kind === 'tool_approval');
+  assert.deepEqual(decideToolCall(patchCall, { ...ctx, yolo: true }), { action: 'run' });
+});
+
+test('plan mode allows read-only tools only and says why', () => {
+  const plan = context({ planMode: true });
+  assert.deepEqual(decideToolCall(readCall, plan), { action: 'run' });
+  assert.deepEqual(decideToolCall(shellCall('git diff'), plan), { action: 'run' });
+  assert.deepEqual(decideToolCall(questionCall, { ...plan, paths: [] }), { action: 'run' });
+  for (const call of [patchCall, shellCall('npm test')]) {
+    assert.deepEqual(decideToolCall(call, plan), { action: 'refuse', reason: PLAN_MODE_REFUSAL });
+    assert.deepEqual(decideToolCall(call, { ...plan, yolo: true }), { action: 'refuse', reason: PLAN_MODE_REFUSAL });
+  }
+  assert.match(PLAN_MODE_REFUSAL, /plan mode/);
+});
+
+test('yolo auto-approves tool_approval', () => {
+  assert.deepEqual(decideToolCall(patchCall, context({ yolo: true })), { action: 'run' });
+  assert.deepEqual(decideToolCall(shellCall('npm test'), context({ yolo: true })), { action: 'run' });
+});
+
+test('allow_session keys cover the same tool with the same command prefix only', () => {
+  const allowances = new Set([allowanceKey(shellCall('git commit -m "first"'))]);
+  assert.deepEqual([...allowances], ['shell:git commit']);
+  assert.deepEqual(decideToolCall(shellCall(['git', 'commit', '-m', 'second']), context({ sessionAllowances: allowances })), { action: 'run' });
+  assert.equal(decideToolCall(shellCall('git push'), context({ sessionAllowances: allowances })).action, 'ask');
+  assert.equal(decideToolCall(shellCall('git commit -m x && git push'), context({ sessionAllowances: allowances })).action, 'ask');
+  const patches = new Set(['apply_patch']);
+  assert.deepEqual(decideToolCall(patchCall, context({ sessionAllowances: patches })), { action: 'run' });
+});
