@@ -9,6 +9,13 @@ import { buildOpenApiDocument } from './api/openapi.ts';
 import { buildApp } from './http/app.ts';
 import { createHandlers } from './http/handlers.ts';
 import { BoundaryRuntime } from './runtime/boundary-runtime.ts';
+import { Scheduler } from './runtime/scheduler.ts';
+import type { ActiveTurn } from './runtime/turns.ts';
+import { createTurnTools } from './runtime/turn-tools.ts';
+import { AdapterCache } from './runtime/adapters.ts';
+import { SubscriberLimits } from './http/events-route.ts';
+import { createToolRegistry, type ToolRegistry } from './agent/tools/registry.ts';
+import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import type { CatalogModel } from './config/models-file.ts';
 
@@ -30,15 +37,34 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
 
-  const runtime = new BoundaryRuntime({
-    id: DEFAULT_BOUNDARY_ID,
-    db: store.db,
-    workspaceRoots,
-    catalog,
-    limits: config.limits,
-    yolo: config.yolo,
-    stateDir: config.stateDir,
+  const scheduler = new Scheduler<ActiveTurn>({
+    maxRunning: config.limits.maxConcurrentTurns,
+    maxQueued: config.limits.maxQueuedTurns,
+    maxRunningPerTenant: null,
+    maxQueuedPerTenant: null,
   });
+  const adapters = new AdapterCache(catalog);
+  const registries = new Map<Dialect, ToolRegistry>();
+  const registryFor = (dialect: Dialect) => {
+    let registry = registries.get(dialect);
+    if (!registry) registries.set(dialect, (registry = createToolRegistry({ dialect })));
+    return registry;
+  };
+  let runtime: BoundaryRuntime;
+  try {
+    runtime = await BoundaryRuntime.open(
+      { id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir },
+      {
+        scheduler,
+        logger: log,
+        adapterFor: (model) => adapters.adapterFor(model),
+        toolsFor: (boundaryRuntime, turn) => createTurnTools(boundaryRuntime, turn, registryFor(turn.session.dialect as Dialect)),
+      },
+    );
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 
   let boundPort = config.port;
   const models = catalog.models.map(toModelDto);
@@ -51,12 +77,14 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       ping: () => store.ping(),
       openApiDocument: buildOpenApiDocument(VERSION),
       models: () => models,
+      subscriberLimits: new SubscriberLimits(config.limits.maxEventSubscribers, null),
     }),
   });
 
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
+    await runtime.close();
     await store.close();
     throw error;
   }
@@ -73,8 +101,10 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     url: `http://${hostForUrl}:${boundPort}`,
     close() {
       closing ??= (async () => {
-        await app.close();
+        // Stop accepting, let in-flight requests finish, end live turns durably, then close.
+        const closingApp = app.close();
         await runtime.close();
+        await closingApp;
         await store.close();
       })();
       return closing;

@@ -12,9 +12,12 @@ const UuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 const Uuid = Type.String({ pattern: UuidPattern });
 
 export const EffortValues = ['none', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
-const EffortSchema = Type.Union(EffortValues.map((value) => Type.Literal(value)));
+const EffortSchema = Type.Union([Type.Literal('none'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('xhigh'), Type.Literal('max')]);
 export const TurnStatusValues = ['queued', 'running', 'waiting_for_input', 'completed', 'failed', 'cancelled'] as const;
-const TurnStatus = Type.Union(TurnStatusValues.map((value) => Type.Literal(value)));
+const TurnStatus = Type.Union([
+  Type.Literal('queued'), Type.Literal('running'), Type.Literal('waiting_for_input'),
+  Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled'),
+]);
 
 export const Model = Type.Object(
   {
@@ -150,19 +153,21 @@ export const TurnResult = Type.Object({ turn: Turn, output: Nullable(TurnOutput)
 
 export const Agent = Type.Object(
   {
-    path: Type.String(),
-    status: Type.String(),
-    model: Nullable(Type.String()),
-    steps: Type.Array(
-      Type.Object({
-        state: Type.String({ description: 'running, completed, failed or info' }),
-        title: Type.String(),
-        detail: Nullable(Type.String()),
-      }),
+    path: Type.Optional(Type.String()),
+    status: Type.Optional(Type.String()),
+    model: Type.Optional(Nullable(Type.String())),
+    steps: Type.Optional(
+      Type.Array(
+        Type.Object({
+          state: Type.Optional(Type.String({ description: 'running, completed, failed or info' })),
+          title: Type.Optional(Type.String()),
+          detail: Type.Optional(Nullable(Type.String())),
+        }),
+      ),
     ),
     projectionTruncated: Type.Optional(Type.Boolean()),
   },
-  { title: 'Agent' },
+  { title: 'Agent', description: 'a projection: fields and array entries may be missing when the budget ran out' },
 );
 
 export const HumanRequest = Type.Object(

@@ -1,9 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import type { CreateSessionBody, PatchSessionBody } from '../api/schemas.ts';
+import type { CreateSessionBody, CreateTurnBody, PatchSessionBody, ResolveRequestBody } from '../api/schemas.ts';
+import { isTerminal, toTurnDto } from '../runtime/turns.ts';
+import { projectAgents } from '../domain/projection.ts';
+import { parseLastEventId, streamEvents, type SubscriberLimits } from './events-route.ts';
 import { toSessionDto } from '../runtime/sessions.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
-import { encodeSessionCursor, parseArchiveFilter, parseLimit, parseSessionCursor } from './query.ts';
+import { encodeSessionCursor, parseArchiveFilter, parseLimit, parseOptionalUuid, parseSessionCursor } from './query.ts';
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 type Query = Record<string, string | string[] | undefined>;
@@ -14,6 +17,7 @@ export interface HandlerContext {
   ping(): Promise<void>;
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
+  subscriberLimits: SubscriberLimits;
 }
 
 const params = (request: FastifyRequest) => request.params as { id: string };
@@ -52,15 +56,37 @@ export function createHandlers(context: HandlerContext) {
     },
     getHistory: notYet,
     forkSession: notYet,
-    createTurn: notYet,
-    listTurns: notYet,
-    getTurn: notYet,
-    getTurnResult: notYet,
-    cancelTurn: notYet,
-    getTurnAgents: notYet,
-    listRequests: notYet,
-    resolveRequest: notYet,
-    streamEvents: notYet,
+    createTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.submit(params(request).id, request.body as CreateTurnBody)),
+    listTurns: async (request) => {
+      const sessionId = query(request).sessionId;
+      if (Array.isArray(sessionId)) throw new ApiError('invalid_query', 'sessionId must be given once');
+      return { data: (await context.runtimeFor(request).turns.list(sessionId ?? null)).map(toTurnDto) };
+    },
+    getTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.get(params(request).id)),
+    getTurnResult: async (request) => {
+      const turn = await context.runtimeFor(request).turns.get(params(request).id);
+      if (!isTerminal(turn.status)) throw new ApiError('turn_not_terminal', 'the turn has not ended yet', toTurnDto(turn));
+      return { turn: toTurnDto(turn), output: turn.output };
+    },
+    cancelTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.cancel(params(request).id)),
+    getTurnAgents: async (request) => {
+      const runtime = context.runtimeFor(request);
+      const turn = await runtime.turns.get(params(request).id);
+      if (!runtime.turns.holds(turn.id)) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
+      return { data: projectAgents([]) };
+    },
+    listRequests: async (request) => ({ data: context.runtimeFor(request).requests.list(parseOptionalUuid(query(request), 'turnId')) }),
+    resolveRequest: async (request) => {
+      const body = request.body as ResolveRequestBody;
+      return context.runtimeFor(request).requests.resolve(params(request).id, body.decision, body.value);
+    },
+    streamEvents: async (request, reply) => {
+      const runtime = context.runtimeFor(request);
+      parseLastEventId(request);
+      const release = context.subscriberLimits.acquire(runtime.boundary.id);
+      streamEvents(request, reply, runtime.hub.log, release);
+      return reply;
+    },
   } satisfies Record<string, Handler>;
   return handlers;
 }

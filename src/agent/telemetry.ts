@@ -1,0 +1,68 @@
+import type { Usage } from './providers/types.ts';
+import type { CatalogModel } from '../config/models-file.ts';
+
+/** Adds one model step's usage into the running total; null stays null only if every step was null. */
+export function addUsage(total: Usage | null, step: Usage | null): Usage | null {
+  if (!step) return total;
+  if (!total) return { ...step };
+  const sumNullable = (a: number | null, b: number | null) => (a === null && b === null ? null : (a ?? 0) + (b ?? 0));
+  return {
+    inputTokens: total.inputTokens + step.inputTokens,
+    outputTokens: total.outputTokens + step.outputTokens,
+    cachedTokens: total.cachedTokens + step.cachedTokens,
+    cacheCreationTokens: sumNullable(total.cacheCreationTokens, step.cacheCreationTokens),
+    reasoningTokens: sumNullable(total.reasoningTokens, step.reasoningTokens),
+    webSearchRequests: sumNullable(total.webSearchRequests, step.webSearchRequests),
+  };
+}
+
+/**
+ * Dollar cost from the models file's prices, or null when no prices are configured.
+ * Anthropic reports input without cache reads; OpenAI-style providers include them in input.
+ */
+export function costOf(model: CatalogModel, usage: Usage | null): number | null {
+  if (!model.prices || !usage) return null;
+  const prices = model.prices;
+  const cachedPrice = prices.cachedInputPerMillion ?? prices.inputPerMillion;
+  const uncachedInput = model.dialect === 'anthropic-messages' ? usage.inputTokens + (usage.cacheCreationTokens ?? 0) : Math.max(0, usage.inputTokens - usage.cachedTokens);
+  const dollars = (uncachedInput * prices.inputPerMillion + usage.cachedTokens * cachedPrice + usage.outputTokens * prices.outputPerMillion) / 1_000_000;
+  return Math.round(dollars * 1e8) / 1e8;
+}
+
+export interface TelemetryInput {
+  model: CatalogModel;
+  reportedModel: string | null;
+  usage: Usage | null;
+  durationMs: number;
+  apiDurationMs: number;
+  stopReason: string | null;
+  providerTurns: number;
+}
+
+/** The providerTelemetry entry of SPEC.md §2; null means the provider did not report it. */
+export function buildTelemetry(input: TelemetryInput) {
+  const cost = costOf(input.model, input.usage);
+  const usage = input.usage;
+  return {
+    duration_ms: input.durationMs,
+    api_duration_ms: input.apiDurationMs,
+    cost_usd: cost,
+    stop_reason: input.stopReason,
+    provider_turns: input.providerTurns,
+    structured_output: null,
+    models: {
+      [input.reportedModel ?? input.model.transportModel]: {
+        input_tokens: usage?.inputTokens ?? null,
+        output_tokens: usage?.outputTokens ?? null,
+        cache_read_input_tokens: usage?.cachedTokens ?? null,
+        cache_creation_input_tokens: usage?.cacheCreationTokens ?? null,
+        web_search_requests: usage?.webSearchRequests ?? null,
+        cost_usd: cost,
+        context_window: input.model.contextWindow,
+        max_output_tokens: input.model.maxOutputTokens,
+        canonical_model: input.model.id,
+        provider: input.model.provider,
+      },
+    },
+  };
+}

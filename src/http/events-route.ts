@@ -1,0 +1,87 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors.ts';
+import { KEEP_ALIVE_FRAME, type EventLog } from '../runtime/event-log.ts';
+
+export const KEEP_ALIVE_MS = 15_000;
+
+/** Counts SSE connections against the global and per-boundary limits (CONTRACT.md §6). */
+export class SubscriberLimits {
+  private global = 0;
+  private readonly perBoundary = new Map<string, number>();
+
+  constructor(
+    private readonly maxGlobal: number,
+    /** null in single-user mode: the one boundary is bounded by the global limit only */
+    private readonly maxPerBoundary: number | null,
+  ) {}
+
+  acquire(boundaryId: string): () => void {
+    if (this.global >= this.maxGlobal) throw new ApiError('event_subscriber_limit', 'too many event subscribers');
+    const current = this.perBoundary.get(boundaryId) ?? 0;
+    if (this.maxPerBoundary !== null && current >= this.maxPerBoundary) {
+      throw new ApiError('tenant_event_subscriber_limit', 'too many event subscribers for this tenant');
+    }
+    this.global++;
+    this.perBoundary.set(boundaryId, current + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.global--;
+      const left = (this.perBoundary.get(boundaryId) ?? 1) - 1;
+      if (left === 0) this.perBoundary.delete(boundaryId);
+      else this.perBoundary.set(boundaryId, left);
+    };
+  }
+}
+
+export function parseLastEventId(request: FastifyRequest): number | null {
+  const raw = request.headers['last-event-id'];
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw.trim())) throw new ApiError('invalid_last_event_id', 'Last-Event-ID must be an integer >= 0');
+  return Number(raw.trim());
+}
+
+/**
+ * GET /v1/events: replay after Last-Event-ID, then live frames. The response is taken over from
+ * Fastify; a keep-alive comment goes out after 15 s without a frame.
+ */
+export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: EventLog, release: () => void): void {
+  const lastEventId = parseLastEventId(request);
+  reply.hijack();
+  const response = reply.raw;
+  const headers: Record<string, string> = {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-accel-buffering': 'no',
+    connection: 'keep-alive',
+  };
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (typeof value === 'string') headers[name] = value;
+  response.writeHead(200, headers);
+  response.flushHeaders();
+
+  let keepAlive: NodeJS.Timeout;
+  const armKeepAlive = () => {
+    clearTimeout(keepAlive);
+    keepAlive = setTimeout(() => {
+      response.write(KEEP_ALIVE_FRAME);
+      armKeepAlive();
+    }, KEEP_ALIVE_MS);
+  };
+  armKeepAlive();
+  const subscription = log.subscribe(lastEventId, {
+    write(frame) {
+      armKeepAlive();
+      return response.write(frame);
+    },
+    onDrain(resume) {
+      response.once('drain', resume);
+    },
+  });
+  response.on('close', () => {
+    clearTimeout(keepAlive);
+    subscription.close();
+    release();
+  });
+}

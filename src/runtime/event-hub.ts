@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import type { Db } from '../store/database.ts';
+import { boundEventText } from '../domain/event-text.ts';
+import { EventLog, type EventRecord } from './event-log.ts';
+
+/** Event ids are reserved in blocks, so a restart never reuses one without a write per event. */
+const ID_BLOCK = 4096;
+
+/**
+ * The boundary's event log plus the durable id ceiling: ids count up within the boundary and never
+ * repeat across restarts (CONTRACT.md §6).
+ */
+export class EventHub {
+  private ceiling: number;
+  private extending: Promise<void> | null = null;
+
+  private constructor(
+    readonly log: EventLog,
+    private readonly db: Db,
+    private readonly boundaryId: string,
+    ceiling: number,
+    private readonly logger: Logger,
+  ) {
+    this.ceiling = ceiling;
+  }
+
+  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger): Promise<EventHub> {
+    const row = await db.selectFrom('boundaries').select('event_id_ceiling').where('id', '=', boundaryId).executeTakeFirst();
+    const firstId = row ? Number(row.event_id_ceiling) + 1 : 1;
+    const ceiling = firstId - 1 + ID_BLOCK;
+    await writeCeiling(db, boundaryId, ceiling, row !== undefined);
+    return new EventHub(new EventLog({ replayLimit, firstId }), db, boundaryId, ceiling, logger);
+  }
+
+  emit(type: string, sessionId: string | null, turnId: string | null, data: unknown): EventRecord {
+    const record = this.log.append(type, { sessionId, turnId, data });
+    if (this.ceiling - record.id < ID_BLOCK / 2) this.extendCeiling();
+    return record;
+  }
+
+  /** A text-bearing event (deltas, activity, warnings): text bounded at 16,383 characters. */
+  emitText(type: string, sessionId: string | null, turnId: string | null, text: string, extra: Record<string, unknown> = {}): void {
+    const bounded = boundEventText(text);
+    this.emit(type, sessionId, turnId, { text: bounded.text, truncated: bounded.truncated, ...extra });
+  }
+
+  async flush(): Promise<void> {
+    await this.extending;
+  }
+
+  private extendCeiling(): void {
+    if (this.extending) return;
+    const next = this.ceiling + ID_BLOCK;
+    this.extending = writeCeiling(this.db, this.boundaryId, next, true)
+      .then(() => {
+        this.ceiling = next;
+      })
+      .catch((error: unknown) => this.logger.error({ err: error }, 'could not persist the event id ceiling'))
+      .finally(() => {
+        this.extending = null;
+      });
+  }
+}
+
+async function writeCeiling(db: Db, boundaryId: string, ceiling: number, exists: boolean): Promise<void> {
+  if (exists) await db.updateTable('boundaries').set({ event_id_ceiling: ceiling }).where('id', '=', boundaryId).execute();
+  else await db.insertInto('boundaries').values({ id: boundaryId, event_id_ceiling: ceiling }).execute();
+}

@@ -1,0 +1,222 @@
+import type { Logger } from 'pino';
+import { nowIso } from '../domain/ids.ts';
+import { boundEventText } from '../domain/event-text.ts';
+import { runAgentLoop, AgentLoopFailure, type ToolCall, type ToolCallResult, type AgentLoopResult } from '../agent/loop.ts';
+import type { StepListener } from '../agent/model-step.ts';
+import { buildTelemetry } from '../agent/telemetry.ts';
+import { codingInstructions } from '../agent/instructions.ts';
+import type { CanonicalItem, ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
+import { ProviderError } from '../agent/providers/types.ts';
+import { findModel } from '../config/catalog.ts';
+import type { CatalogModel } from '../config/models-file.ts';
+import { finalizeTurn } from '../store/finalize.ts';
+import { nextHistoryIndex, type HistoryTurnRecord } from '../store/history.ts';
+import * as turnsTable from '../store/turns.ts';
+import { userMessageItem, writeTurnFiles } from '../workspace/attachments.ts';
+import type { Boundary } from './boundary.ts';
+import type { EventHub } from './event-hub.ts';
+import { loadModelContext } from './model-context.ts';
+import { TurnCancelled, type ActiveTurn, type TurnService } from './turns.ts';
+import { UNTITLED } from './sessions.ts';
+
+export const MAX_AGENT_STEPS = 50;
+
+/** What a turn needs to call tools: built per turn by the tool layer. */
+export interface TurnTools {
+  specs(): ToolSpec[];
+  execute(call: ToolCall): Promise<ToolCallResult>;
+  planMode(): boolean;
+}
+
+export interface TurnRunnerDeps {
+  boundary: Boundary;
+  hub: EventHub;
+  turns: TurnService;
+  adapterFor(model: CatalogModel): ProviderAdapter;
+  toolsFor(turn: ActiveTurn): TurnTools;
+  logger: Logger;
+}
+
+/**
+ * Runs one admitted turn: running → agent loop → one transaction with the history entry, the
+ * terminal state and the session counters → terminal event.
+ */
+export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<void> {
+  const { hub, boundary } = deps;
+  const { record, session } = turn;
+  const startedMs = performance.now();
+  record.status = 'running';
+  record.startedAt = nowIso();
+  let files: Awaited<ReturnType<typeof writeTurnFiles>> | null = null;
+  let outcome: Outcome;
+  try {
+    await turnsTable.updateTurn(boundary.db, record);
+    hub.emit('turn.started', session.id, record.id, {});
+    const model = findModel(boundary.catalog, session.model);
+    if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
+    files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
+    const userItem = userMessageItem(record.input, turn.attachments, files.paths);
+    const context = await loadModelContext(boundary.db, session.id);
+    const tools = deps.toolsFor(turn);
+    hub.emit('agent.turn.started', session.id, record.id, {});
+    const result = await runAgentLoop({
+      adapter: deps.adapterFor(model),
+      transportModel: model.transportModel,
+      effort: session.effort === 'none' ? null : (session.effort as never),
+      maxOutputTokens: model.maxOutputTokens ?? undefined,
+      instructions: () => codingInstructions({ cwd: session.cwd, planMode: tools.planMode() }),
+      context,
+      userItem,
+      tools: () => tools.specs(),
+      executeTool: (call) => tools.execute(call),
+      listener: eventListener(hub, session.id, record.id),
+      signal: turn.abort.signal,
+      maxSteps: MAX_AGENT_STEPS,
+    });
+    outcome = { kind: 'completed', result, model, durationMs: performance.now() - startedMs };
+  } catch (error) {
+    outcome = failureOutcome(error, turn);
+    if (outcome.kind === 'failed') deps.logger.warn({ turnId: record.id, error: outcome.error }, 'turn failed');
+  } finally {
+    await files?.cleanup().catch(() => {});
+  }
+  await finish(deps, turn, outcome);
+}
+
+type Outcome =
+  | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number }
+  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[] };
+
+function failureOutcome(error: unknown, turn: ActiveTurn): Outcome {
+  const cause = error instanceof AgentLoopFailure ? error.cause : error;
+  const partialItems = error instanceof AgentLoopFailure ? error.partialItems : [];
+  const discardedText = error instanceof AgentLoopFailure ? error.discardedText : [];
+  if (turn.abort.signal.aborted && turn.abort.signal.reason instanceof TurnCancelled) {
+    return { kind: 'cancelled', error: 'cancelled', partialItems, discardedText };
+  }
+  return { kind: 'failed', error: describeFailure(cause), partialItems, discardedText };
+}
+
+export function describeFailure(cause: unknown): string {
+  if (cause instanceof ProviderError) return `provider_error: ${cause.message}`;
+  if (cause instanceof Error) return `internal_error: ${cause.message}`;
+  return 'internal_error';
+}
+
+async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome): Promise<void> {
+  const { boundary, hub } = deps;
+  const { record, session } = turn;
+  const finishedAt = nowIso();
+  let history: HistoryTurnRecord;
+  let usage = null;
+  const index = await nextHistoryIndex(boundary.db, session.id).catch(() => null);
+  if (outcome.kind === 'completed') {
+    const { result, model } = outcome;
+    const text = result.assistantText === null ? null : boundEventText(result.assistantText);
+    usage = result.usage ? { input: result.usage.inputTokens, output: result.usage.outputTokens, cached: result.usage.cachedTokens } : null;
+    record.status = 'completed';
+    record.error = null;
+    record.output = {
+      responseId: result.responseId,
+      assistantText: text?.text ?? null,
+      assistantTextTruncated: text?.truncated ?? false,
+      completion: { ...result.completion, reasoningTokens: result.usage?.reasoningTokens ?? null },
+    };
+    history = {
+      index: index ?? 0,
+      turnId: record.id,
+      at: finishedAt,
+      userText: record.userText,
+      assistantText: result.assistantText,
+      error: null,
+      responseId: result.responseId,
+      effect: 'append',
+      items: result.items,
+      displayItems: [...result.items, ...discardedAsDisplay(result.discardedText)],
+      usage,
+      providerTelemetry: buildTelemetry({
+        model,
+        reportedModel: result.reportedModel,
+        usage: result.usage,
+        durationMs: Math.round(outcome.durationMs),
+        apiDurationMs: Math.round(result.apiDurationMs),
+        stopReason: result.stopReason,
+        providerTurns: result.steps,
+      }),
+    };
+    hub.emit('agent.turn.finished', session.id, record.id, {
+      responseId: result.responseId,
+      assistantText: record.output.assistantText,
+      assistantTextTruncated: record.output.assistantTextTruncated,
+      usage: result.usage ? { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, cachedTokens: result.usage.cachedTokens } : null,
+      completion: record.output.completion,
+    });
+  } else {
+    record.status = outcome.kind;
+    record.error = outcome.error;
+    // Partial output is for display only: it never reaches `items`, so never a model again.
+    history = {
+      index: index ?? 0,
+      turnId: record.id,
+      at: finishedAt,
+      userText: record.userText,
+      assistantText: null,
+      error: outcome.error,
+      responseId: null,
+      effect: 'append',
+      items: [],
+      displayItems: [...outcome.partialItems, ...discardedAsDisplay(outcome.discardedText)],
+      usage: null,
+      providerTelemetry: null,
+    };
+  }
+  record.finishedAt = finishedAt;
+  const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(record.input) : null;
+  try {
+    if (index === null) throw new Error('history index unavailable');
+    await finalizeTurn(boundary.db, record, history, { sessionId: session.id, updatedAt: finishedAt, usage, derivedTitle });
+  } catch (error) {
+    deps.logger.error({ err: error, turnId: record.id }, 'could not finalise the turn');
+    record.status = 'failed';
+    record.error = 'internal_error: the turn could not be stored';
+    record.output = null;
+    await turnsTable.updateTurn(boundary.db, record).catch(() => {});
+  }
+  deps.turns.emitTerminal(turn);
+  deps.turns.completed(turn);
+}
+
+function discardedAsDisplay(texts: string[]): CanonicalItem[] {
+  return texts.map((text) => ({ type: 'message', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text }] }));
+}
+
+export function deriveTitle(input: string): string | null {
+  const firstLine = input.trim().split('\n')[0]?.trim() ?? '';
+  if (!firstLine) return null;
+  return firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;
+}
+
+/** Provider stream → SSE events, with event text bounded and truncation flags set. */
+function eventListener(hub: EventHub, sessionId: string, turnId: string): StepListener {
+  const toolFields = (callId: string, name: string, kind: string, argumentsText: string | null) => {
+    const bounded = argumentsText === null ? null : boundEventText(argumentsText);
+    return { callId, name, kind, argumentsEncrypted: false, async: false, argumentsTruncated: bounded?.truncated ?? false, arguments: bounded?.text ?? null };
+  };
+  return {
+    textDelta: (text) => hub.emitText('response.text.delta', sessionId, turnId, text),
+    reasoningDelta: (text) => hub.emitText('response.reasoning.delta', sessionId, turnId, text),
+    toolStarted: (callId, name, kind) => hub.emit('tool.started', sessionId, turnId, toolFields(callId, name, kind, null)),
+    toolArguments: (callId, name, kind, soFar) => hub.emit('tool.arguments.updated', sessionId, turnId, toolFields(callId, name, kind, soFar)),
+    attemptFailed: (error, attempt, delayMs, startedCallIds) => {
+      for (const callId of startedCallIds) hub.emit('tool.retracted', sessionId, turnId, { callId, displayOnly: true });
+      if (error.status === 429 || error.status === 529) {
+        const bounded = boundEventText(`${error.provider} is rate limiting (HTTP ${error.status}); retrying in ${Math.round(delayMs / 100) / 10}s`);
+        hub.emit('provider.limit', sessionId, turnId, { text: bounded.text, warning: bounded.text, truncated: bounded.truncated });
+      }
+      hub.emit('response.attempt.failed', sessionId, turnId, { displayOnly: true, attempt, status: error.status, retryInMs: delayMs });
+      hub.emit('response.attempt.discarded', sessionId, turnId, { displayOnly: true, attempt });
+      const reason = boundEventText(error.message);
+      hub.emit('response.restarted', sessionId, turnId, { reason: reason.text, truncated: reason.truncated, displayOnly: true });
+    },
+  };
+}

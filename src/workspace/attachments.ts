@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ApiError } from '../domain/errors.ts';
+import type { CanonicalItem } from '../agent/providers/types.ts';
+
+export const MAX_ATTACHMENTS = 5;
+export const MAX_IMAGES = 1;
+export const MAX_DECODED_BYTES = 20 * 1024 * 1024;
+
+export interface ImageInput {
+  mimeType: string;
+  data: string;
+}
+export interface FileInput {
+  name: string;
+  mimeType: string;
+  data: string;
+}
+
+export interface DecodedAttachments {
+  images: { mimeType: string; base64: string }[];
+  files: { name: string; mimeType: string; bytes: Buffer }[];
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Checks SPEC.md §2/§8 attachment limits (5 in all, 1 image, 20 MiB decoded) and decodes them. */
+export function decodeAttachments(images: ImageInput[] = [], files: FileInput[] = []): DecodedAttachments {
+  if (images.length > MAX_IMAGES) throw new ApiError('invalid_attachment', `at most ${MAX_IMAGES} image per turn`);
+  if (images.length + files.length > MAX_ATTACHMENTS) throw new ApiError('invalid_attachment', `at most ${MAX_ATTACHMENTS} attachments per turn`);
+  let total = 0;
+  const decode = (data: string, what: string): Buffer => {
+    if (data.length % 4 !== 0 || !BASE64.test(data)) throw new ApiError('invalid_attachment', `${what}: data is not valid base64`);
+    const bytes = Buffer.from(data, 'base64');
+    total += bytes.length;
+    if (total > MAX_DECODED_BYTES) throw new ApiError('invalid_attachment', 'attachments exceed 20 MiB decoded in total');
+    return bytes;
+  };
+  const decodedImages = images.map((image, index) => {
+    decode(image.data, `images[${index}]`);
+    return { mimeType: image.mimeType, base64: image.data };
+  });
+  const decodedFiles = files.map((file, index) => {
+    const name = basename(file.name);
+    if (name !== file.name || name === '.' || name === '..' || name.includes('\0')) {
+      throw new ApiError('invalid_attachment', `files[${index}].name must be a plain file name`);
+    }
+    return { name, mimeType: file.mimeType, bytes: decode(file.data, `files[${index}]`) };
+  });
+  return { images: decodedImages, files: decodedFiles };
+}
+
+/** The digest that makes clientRequestId idempotency compare text and attachments. */
+export function inputDigest(input: string, images: ImageInput[] = [], files: FileInput[] = []): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([input, images.map((image) => [image.mimeType, image.data]), files.map((file) => [file.name, file.mimeType, file.data])]));
+  return hash.digest('hex');
+}
+
+/** Files live in <cwd>/.agentd/attachments/<turnId>/ while the turn runs, then are removed. */
+export async function writeTurnFiles(cwd: string, turnId: string, files: DecodedAttachments['files']): Promise<{ paths: string[]; cleanup: () => Promise<void> }> {
+  if (files.length === 0) return { paths: [], cleanup: async () => {} };
+  const directory = join(cwd, '.agentd', 'attachments', turnId);
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  const paths: string[] = [];
+  for (const file of files) {
+    const path = join(directory, file.name);
+    await writeFile(path, file.bytes, { mode: 0o600 });
+    paths.push(path);
+  }
+  return { paths, cleanup: () => rm(directory, { recursive: true, force: true }) };
+}
+
+/** The user message as canonical input: the text, the image, and a note naming each attached file. */
+export function userMessageItem(text: string, attachments: DecodedAttachments, filePaths: string[]): CanonicalItem {
+  const content: Record<string, unknown>[] = [];
+  const notes = attachments.files.map((file, index) => `[attached file ${file.name} (${file.mimeType}, ${file.bytes.length} bytes) at ${filePaths[index]}]`);
+  const fullText = [text, ...notes].filter((part) => part.trim() !== '').join('\n');
+  if (fullText) content.push({ type: 'input_text', text: fullText });
+  for (const image of attachments.images) content.push({ type: 'input_image', detail: 'auto', image_url: `data:${image.mimeType};base64,${image.base64}` });
+  return { type: 'message', role: 'user', content };
+}
