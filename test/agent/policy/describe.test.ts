@@ -5,7 +5,7 @@ import { READ_ONLY_PROGRAM_NAMES } from '../../../src/agent/policy/read-only-com
 
 test('the policy summary names every rule, option set and read-only program', () => {
   const text = describePolicy();
-  for (const phrase of ['refused', 'plan mode', 'root_access', 'tool_approval', 'allow_once, allow_session, deny', 'allow, deny', 'yolo']) {
+  for (const phrase of ['refused', 'Plan mode', 'root_access', 'tool_approval', 'allow_once, allow_session, deny', 'allow, deny', 'yolo']) {
     assert.ok(text.includes(phrase), phrase);
   }
   for (const name of READ_ONLY_PROGRAM_NAMES) assert.ok(text.includes(`\`${name}\``), name);
