@@ -40,7 +40,8 @@ const MAX_SYMLINK_HOPS = 40;
 export function canonicalizeInside(roots: readonly string[], requested: string, base: string): PathClassification {
   const canonicalBase = resolveReal(joinUnnormalized(process.cwd(), base));
   const resolved = resolveReal(joinUnnormalized(canonicalBase, expandHome(requested)));
-  const root = roots.map((candidate) => resolveReal(joinUnnormalized(process.cwd(), candidate))).find((candidate) => isInside(resolved, candidate)) ?? null;
+  const canonicalRoots = roots.map((candidate) => resolveReal(joinUnnormalized(process.cwd(), candidate)));
+  const root = canonicalRoots.find((candidate) => isInside(resolved, candidate)) ?? null;
   return { requested, resolved, location: locate(resolved, canonicalBase, root), root, exists: pathExists(resolved) };
 }
 

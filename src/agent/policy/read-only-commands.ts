@@ -11,7 +11,9 @@ const noArguments: ArgumentCheck = (args) => args.length === 0;
 
 /** none of the arguments is one of `options` or starts with `option=` for a long one */
 function without(...options: string[]): ArgumentCheck {
-  return (args) => !args.some((arg) => options.some((option) => arg === option || (option.startsWith('--') && arg.startsWith(`${option}=`))));
+  const matches = (arg: string, option: string) =>
+    arg === option || (option.startsWith('--') && arg.startsWith(`${option}=`));
+  return (args) => !args.some((arg) => options.some((option) => matches(arg, option)));
 }
 
 const FIND_ACTIONS = ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'];
@@ -30,13 +32,15 @@ const GIT_LISTING_FLAGS: Record<string, Set<string>> = {
   tag: new Set(['-l', '--list']),
   stash: new Set(['list']),
 };
-const GIT_FORBIDDEN = ['--output', '--ext-diff', '-O', '--open-files-in-pager', '--textconv'];
+/** options that write a file or run a program; `-O<pager>` is matched as a prefix */
+const GIT_FORBIDDEN = ['--output', '--ext-diff', '--open-files-in-pager', '--textconv'];
 
 /** `git <subcommand>` with the subcommand first (global options such as -c could run programs). */
 const gitCheck: ArgumentCheck = ([subcommand, ...rest]) => {
   if (subcommand === undefined) return false;
-  const forbidden = rest.some((arg) => GIT_FORBIDDEN.some((option) => arg === option || arg.startsWith(`${option}=`) || (option === '-O' && arg.startsWith('-O'))));
-  if (forbidden) return false;
+  const forbidden = (arg: string) =>
+    arg.startsWith('-O') || GIT_FORBIDDEN.some((option) => arg === option || arg.startsWith(`${option}=`));
+  if (rest.some(forbidden)) return false;
   if (GIT_ALWAYS_READ.has(subcommand)) return true;
   const listing = GIT_LISTING_FLAGS[subcommand];
   if (!listing) return false;

@@ -104,7 +104,8 @@ export const askQuestionTool: Tool<QuestionArgs> = {
   async run(args, ctx) {
     const { decision, value } = await ctx.requestHuman('plan_question', args.question, [...args.options, 'custom']);
     if (decision === 'custom') {
-      return success(value?.trim() ? `The user answered in their own words:\n${value}` : 'The user chose to answer in their own words but left the answer empty.');
+      if (!value?.trim()) return success('The user chose to answer in their own words but left the answer empty.');
+      return success(`The user answered in their own words:\n${value}`);
     }
     return success(`The user chose: ${decision}`);
   },

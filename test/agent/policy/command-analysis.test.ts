@@ -46,6 +46,8 @@ const ASK: (string | string[])[] = [
   'git commit -m "msg"',
   'git -c core.pager=evil log',
   'git diff --output=patch.txt',
+  'git grep -Ovim TODO',
+  'git log --ext-diff',
   'git branch new-branch',
   'git branch -D old',
   'git push',

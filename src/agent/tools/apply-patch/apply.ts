@@ -113,13 +113,18 @@ function replacementLines(hunkLines: HunkLine[], fileLines: string[], matchedAt:
   return result;
 }
 
+const LINE_COMPARISONS = [
+  (a: string, b: string) => a === b,
+  (a: string, b: string) => a.trimEnd() === b.trimEnd(),
+  (a: string, b: string) => a.trim() === b.trim(),
+];
+
 /**
  * The first index at or after `start` where `pattern` matches: exactly, then ignoring trailing
  * whitespace, then ignoring surrounding whitespace. With `atEnd`, a match ending at the last line wins.
  */
 export function seekSequence(lines: string[], pattern: string[], start: number, atEnd: boolean): number {
-  const comparisons = [(a: string, b: string) => a === b, (a: string, b: string) => a.trimEnd() === b.trimEnd(), (a: string, b: string) => a.trim() === b.trim()];
-  for (const same of comparisons) {
+  for (const same of LINE_COMPARISONS) {
     const matchesAt = (index: number) => pattern.every((line, offset) => same(lines[index + offset], line));
     if (atEnd) {
       const endIndex = lines.length - pattern.length;
