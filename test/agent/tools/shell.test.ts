@@ -167,3 +167,16 @@ test('arguments are validated and the timeout is capped at the maximum', () => {
     command: ['ls'],
   });
 });
+
+test('live streaming stops at its limit while the returned output stays complete up to its cap', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const tool = createShellTool({ runner: createProcessGroupRunner({ streamLimit: 100 }) });
+  const ctx = makeContext(ws);
+  const outcome = await tool.run(tool.parse(JSON.stringify({ command: ['seq', '1', '1000'] })), ctx);
+  const streamed = ctx.streamed.join('');
+  assert.match(streamed, /live output stopped/);
+  assert.ok(streamed.length < 200);
+  assert.match(outcome.output, /\n1000\n$/);
+  assert.equal(outcome.truncated, false);
+});
