@@ -105,7 +105,10 @@ export function describeFailure(cause: unknown): string {
 
 async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome): Promise<void> {
   const { boundary, hub } = deps;
-  const { record, session } = turn;
+  const { session } = turn;
+  // The live record changes only once the terminal state is durable, so nobody sees a terminal
+  // status while the session still counts as busy.
+  const record = { ...turn.record };
   const finishedAt = nowIso();
   let history: HistoryTurnRecord;
   let usage = null;
@@ -182,6 +185,7 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
     record.output = null;
     await turnsTable.updateTurn(boundary.db, record).catch(() => {});
   }
+  Object.assign(turn.record, record);
   deps.turns.emitTerminal(turn);
   deps.turns.completed(turn);
 }

@@ -189,12 +189,11 @@ export class TurnService {
   }
 
   private async endWithoutRunning(turn: ActiveTurn, status: 'failed' | 'cancelled', error: string | null): Promise<void> {
-    turn.record.status = status;
-    turn.record.error = error;
-    turn.record.finishedAt = nowIso();
+    const final: TurnRecord = { ...turn.record, status, error, finishedAt: nowIso() };
     try {
-      await turnsTable.updateTurn(this.boundary.db, turn.record);
+      await turnsTable.updateTurn(this.boundary.db, final);
     } finally {
+      Object.assign(turn.record, final);
       this.emitTerminal(turn);
       this.completed(turn);
     }

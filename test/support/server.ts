@@ -78,3 +78,43 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
   };
 }
+
+/** A models file whose models talk to a fake provider, one per dialect. */
+export function fakeProviderModels(baseUrl: string, options: { contextWindow?: number | null; defaultModel?: string } = {}) {
+  const dialects = ['openai-responses', 'anthropic-messages', 'openai-chat'] as const;
+  return {
+    defaultModel: options.defaultModel ?? 'fake-responses',
+    connections: dialects.map((dialect) => ({ id: `fake-${dialect}`, provider: `fake-${dialect.split('-')[0]}`, dialect, baseUrl, apiKeyEnv: null })),
+    models: dialects.map((dialect) => ({
+      id: dialect === 'openai-responses' ? 'fake-responses' : dialect === 'anthropic-messages' ? 'fake-anthropic' : 'fake-chat',
+      connection: `fake-${dialect}`,
+      transportModel: `fake-${dialect}-model`,
+      contextWindow: options.contextWindow ?? null,
+      efforts: ['none', 'low', 'medium', 'high'],
+      defaultEffort: 'none',
+      prices: { inputPerMillion: 1, outputPerMillion: 2, cachedInputPerMillion: 0.5 },
+    })),
+  };
+}
+
+/** Polls a turn until it is terminal. */
+export async function waitForTurn(server: TestServer, turnId: string, timeoutMs = 15_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const turn = (await server.request('GET', `/v1/turns/${turnId}`)).json;
+    if (['completed', 'failed', 'cancelled'].includes(turn.status)) return turn;
+    if (Date.now() > deadline) throw new Error(`turn ${turnId} still ${turn.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Polls a turn until it has the given status. */
+export async function waitForStatus(server: TestServer, turnId: string, status: string, timeoutMs = 15_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const turn = (await server.request('GET', `/v1/turns/${turnId}`)).json;
+    if (turn.status === status) return turn;
+    if (Date.now() > deadline) throw new Error(`turn ${turnId} is ${turn.status}, not ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,66 @@
+import { EventSource } from 'eventsource';
+
+export interface ReceivedEvent {
+  id: string;
+  type: string;
+  data: any;
+}
+
+/**
+ * A real SSE client (the `eventsource` package) that records every event it receives, including
+ * `replay.reset`, and can wait for an event matching a predicate.
+ */
+export class EventRecorder {
+  readonly events: ReceivedEvent[] = [];
+  readonly source: EventSource;
+  private waiters: { test: (event: ReceivedEvent) => boolean; resolve: (event: ReceivedEvent) => void }[] = [];
+  readonly opened: Promise<void>;
+
+  constructor(url: string, options: { lastEventId?: number; headers?: Record<string, string> } = {}) {
+    const extra: Record<string, string> = { ...options.headers };
+    if (options.lastEventId !== undefined) extra['last-event-id'] = String(options.lastEventId);
+    this.source = new EventSource(`${url}/v1/events`, {
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...extra } }),
+    });
+    this.opened = new Promise((resolve, reject) => {
+      this.source.addEventListener('open', () => resolve(), { once: true });
+      this.source.addEventListener('error', (error) => reject(error), { once: true });
+    });
+    const originalDispatch = this.source.dispatchEvent.bind(this.source);
+    this.source.dispatchEvent = (event: Event) => {
+      const message = event as MessageEvent;
+      if (typeof message.data === 'string') this.record({ id: message.lastEventId, type: event.type, data: JSON.parse(message.data) });
+      return originalDispatch(event);
+    };
+  }
+
+  private record(event: ReceivedEvent): void {
+    this.events.push(event);
+    this.waiters = this.waiters.filter((waiter) => {
+      if (!waiter.test(event)) return true;
+      waiter.resolve(event);
+      return false;
+    });
+  }
+
+  waitFor(test: (event: ReceivedEvent) => boolean, timeoutMs = 10_000): Promise<ReceivedEvent> {
+    const existing = this.events.find(test);
+    if (existing) return Promise.resolve(existing);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching event within ${timeoutMs} ms; got ${this.events.map((event) => event.type).join(', ')}`)), timeoutMs);
+      this.waiters.push({ test, resolve: (event) => (clearTimeout(timer), resolve(event)) });
+    });
+  }
+
+  waitForType(type: string, turnId?: string, timeoutMs?: number): Promise<ReceivedEvent> {
+    return this.waitFor((event) => event.type === type && (turnId === undefined || event.data.turnId === turnId), timeoutMs);
+  }
+
+  ofTurn(turnId: string): ReceivedEvent[] {
+    return this.events.filter((event) => event.data?.turnId === turnId);
+  }
+
+  close(): void {
+    this.source.close();
+  }
+}
