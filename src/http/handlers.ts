@@ -1,12 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import type { CreateSessionBody, CreateTurnBody, PatchSessionBody, ResolveRequestBody } from '../api/schemas.ts';
+import type { CreateSessionBody, CreateTurnBody, ForkSessionBody, PatchSessionBody, ResolveRequestBody } from '../api/schemas.ts';
 import { isTerminal, toTurnDto } from '../runtime/turns.ts';
 import { projectAgents } from '../domain/projection.ts';
 import { parseLastEventId, streamEvents, type SubscriberLimits } from './events-route.ts';
 import { toSessionDto } from '../runtime/sessions.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
-import { encodeSessionCursor, parseArchiveFilter, parseLimit, parseOptionalUuid, parseSessionCursor } from './query.ts';
+import { encodeSessionCursor, parseArchiveFilter, parseIndexCursor, parseLimit, parseOptionalUuid, parseSessionCursor } from './query.ts';
+import { readHistoryPage } from '../runtime/history.ts';
+import { forkSession } from '../runtime/fork.ts';
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 type Query = Record<string, string | string[] | undefined>;
@@ -54,8 +56,12 @@ export function createHandlers(context: HandlerContext) {
       await context.runtimeFor(request).sessions.delete(params(request).id);
       return null;
     },
-    getHistory: notYet,
-    forkSession: notYet,
+    getHistory: async (request) => {
+      const limit = parseLimit(query(request));
+      const cursor = parseIndexCursor(query(request));
+      return readHistoryPage(context.runtimeFor(request), params(request).id, { limit, cursor });
+    },
+    forkSession: async (request) => toSessionDto(await forkSession(context.runtimeFor(request), params(request).id, request.body as ForkSessionBody)),
     createTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.submit(params(request).id, request.body as CreateTurnBody)),
     listTurns: async (request) => {
       const sessionId = query(request).sessionId;
