@@ -1,0 +1,192 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BACKENDS } from '../support/backends.ts';
+import { startTestServer, fakeProviderModels, waitForTurn, waitForStatus, type TestServer } from '../support/server.ts';
+import { startFakeProvider, type FakeProvider, type FakeRequest } from '../support/fake-provider.ts';
+import { EventRecorder } from '../support/events.ts';
+import { DENIED_OUTPUT } from '../../src/agent/policy/authorize.ts';
+import { groupIsAlive, processIsAlive } from '../../src/agent/tools/process-group.ts';
+
+const shellCall = (callId: string, command: string[] | string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
+
+/** The output the model received for a call, from the latest provider request that carries it. */
+function toolOutputSent(requests: FakeRequest[], callId: string): string | undefined {
+  for (const request of [...requests].reverse()) {
+    const item = request.body?.input?.find((entry: any) => entry.call_id === callId && String(entry.type).endsWith('_output'));
+    if (item) return String(item.output);
+  }
+  return undefined;
+}
+
+for (const backend of BACKENDS) {
+  describe(`tool approvals through the server on ${backend}`, () => {
+    let fake: FakeProvider;
+    let server: TestServer;
+    let events: EventRecorder;
+    before(async () => {
+      fake = await startFakeProvider();
+      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
+      events = new EventRecorder(server.url, { lastEventId: 0 });
+      await events.opened;
+    });
+    after(async () => {
+      events.close();
+      await server.close();
+      await fake.close();
+    });
+
+    const newSession = async () => (await server.request('POST', '/v1/sessions', { body: {} })).json;
+    const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
+    const resolve = (id: string, body: unknown) => server.request('POST', `/v1/requests/${id}/resolve`, { body });
+    const nthRequestOf = async (turnId: string, n: number) => {
+      await events.waitFor(() => events.ofTurn(turnId).filter((event) => event.type === 'request.created').length >= n);
+      return events.ofTurn(turnId).filter((event) => event.type === 'request.created')[n - 1].data.data;
+    };
+
+    it('asks before a command that changes things; the turn waits, then runs once allowed', async () => {
+      const session = await newSession();
+      fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_touch', ['touch', 'once.txt'])] }, { kind: 'hang' });
+      const turn = await submit(session.id, 'make a file');
+      const request = await nthRequestOf(turn.id, 1);
+      assert.equal(request.kind, 'tool_approval');
+      assert.deepEqual(request.options, ['allow_once', 'allow_session', 'deny']);
+      assert.equal(request.turnId, turn.id);
+      assert.equal(request.sessionId, session.id);
+      assert.match(request.prompt, /"shell"/);
+      assert.match(request.prompt, /touch once\.txt/);
+      assert.ok(!Number.isNaN(Date.parse(request.createdAt)));
+      assert.equal((await server.request('GET', `/v1/turns/${turn.id}`)).json.status, 'waiting_for_input');
+      assert.equal(existsSync(join(server.workspace, 'once.txt')), false, 'nothing runs before the approval');
+
+      const listed = await server.request('GET', '/v1/requests');
+      assert.deepEqual(listed.json.data.map((entry: any) => entry.id), [request.id]);
+      assert.deepEqual(listed.json.data[0], request);
+      assert.equal((await server.request('GET', `/v1/requests?turnId=${turn.id.toUpperCase()}`)).json.data.length, 1);
+      assert.deepEqual((await server.request('GET', '/v1/requests?turnId=00000000-0000-7000-8000-000000000000')).json.data, []);
+      const badFilter = await server.request('GET', '/v1/requests?turnId=not-a-uuid');
+      assert.equal(badFilter.status, 400);
+      assert.equal(badFilter.json.error.code, 'invalid_query');
+
+      const invalid = await resolve(request.id, { decision: 'allow' });
+      assert.equal(invalid.status, 422);
+      assert.equal(invalid.json.error.code, 'invalid_decision');
+      for (const id of ['00000000-0000-7000-8000-000000000000', 'nope']) {
+        const missing = await resolve(id, { decision: 'deny' });
+        assert.equal(missing.status, 404);
+        assert.equal(missing.json.error.code, 'request_not_found');
+      }
+      assert.equal((await server.request('GET', `/v1/turns/${turn.id}`)).json.status, 'waiting_for_input', 'a refused decision leaves it pending');
+
+      const resolved = await resolve(request.id.toUpperCase(), { decision: 'allow_once' });
+      assert.equal(resolved.status, 200);
+      assert.deepEqual(resolved.json, request);
+      const again = await resolve(request.id, { decision: 'allow_once' });
+      assert.equal(again.status, 409);
+      assert.equal(again.json.error.code, 'request_already_resolved');
+      const resolvedEvent = await events.waitForType('request.resolved', turn.id);
+      assert.deepEqual(resolvedEvent.data.data, { requestId: request.id });
+
+      await events.waitFor((event) => event.type === 'tool.finished' && event.data.data.callId === 'call_touch');
+      await waitForStatus(server, turn.id, 'running');
+      assert.equal(existsSync(join(server.workspace, 'once.txt')), true);
+      assert.deepEqual((await server.request('GET', '/v1/requests')).json.data, []);
+      assert.match(toolOutputSent(fake.requests, 'call_touch') ?? '', /Exit code: 0/);
+      const types = events.ofTurn(turn.id).map((event) => event.type);
+      assert.ok(types.indexOf('tool.updated') < types.indexOf('request.created'));
+      assert.ok(types.indexOf('request.resolved') < types.indexOf('tool.finished'));
+      assert.equal((await server.request('POST', `/v1/turns/${turn.id}/cancel`)).json.status, 'cancelled');
+    });
+
+    it('remembers allow_session for the same command in this turn and the next, and sends a denial to the model', async () => {
+      const session = await newSession();
+      fake.enqueue(
+        { kind: 'reply', toolCalls: [shellCall('call_mkdir_1', ['mkdir', '-p', 'build'])] },
+        { kind: 'reply', toolCalls: [shellCall('call_mkdir_2', ['mkdir', '-p', 'build'])] },
+        { kind: 'reply', toolCalls: [shellCall('call_touch_x', ['touch', 'build/x'])] },
+        { kind: 'reply', text: 'I will not touch it.' },
+      );
+      const turn = await submit(session.id, 'build it');
+      const first = await nthRequestOf(turn.id, 1);
+      assert.equal((await resolve(first.id, { decision: 'allow_session' })).status, 200);
+      const second = await nthRequestOf(turn.id, 2);
+      assert.match(second.prompt, /touch build\/x/, 'the identical mkdir ran without asking; the next question is about touch');
+      assert.equal((await resolve(second.id, { decision: 'deny' })).status, 200);
+      const done = await waitForTurn(server, turn.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(existsSync(join(server.workspace, 'build')), true);
+      assert.equal(existsSync(join(server.workspace, 'build', 'x')), false);
+      assert.equal(toolOutputSent(fake.requests, 'call_touch_x'), DENIED_OUTPUT);
+      assert.match(toolOutputSent(fake.requests, 'call_mkdir_2') ?? '', /Exit code: 0/);
+      const finished = events.ofTurn(turn.id).find((event) => event.type === 'tool.finished' && event.data.data.callId === 'call_touch_x');
+      assert.equal(finished?.data.data.output, DENIED_OUTPUT);
+
+      // the allowance is stored with the session: the next turn runs the same command silently
+      fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_mkdir_3', ['mkdir', '-p', 'build'])] }, { kind: 'reply', text: 'again' });
+      const next = await submit(session.id, 'once more');
+      assert.equal((await waitForTurn(server, next.id)).status, 'completed');
+      assert.equal(events.ofTurn(next.id).filter((event) => event.type === 'request.created').length, 0);
+      assert.match(toolOutputSent(fake.requests, 'call_mkdir_3') ?? '', /Exit code: 0/);
+    });
+
+    it('withdraws the pending request when a waiting turn is cancelled', async () => {
+      const session = await newSession();
+      fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_wait', ['touch', 'never.txt'])] });
+      const turn = await submit(session.id, 'wait for me');
+      const request = await nthRequestOf(turn.id, 1);
+      await waitForStatus(server, turn.id, 'waiting_for_input');
+      const cancelled = await server.request('POST', `/v1/turns/${turn.id}/cancel`);
+      assert.equal(cancelled.json.status, 'cancelled');
+      assert.equal(cancelled.json.error, 'cancelled');
+      const withdrawn = await events.waitForType('request.resolved', turn.id);
+      assert.equal(withdrawn.data.data.requestId, request.id);
+      await events.waitForType('turn.cancelled', turn.id);
+      assert.deepEqual((await server.request('GET', `/v1/requests?turnId=${turn.id}`)).json.data, []);
+      const late = await resolve(request.id, { decision: 'allow_once' });
+      assert.equal(late.status, 409);
+      assert.equal(late.json.error.code, 'request_already_resolved');
+      assert.equal(existsSync(join(server.workspace, 'never.txt')), false);
+    });
+  });
+}
+
+describe('cancel during a long-running command', () => {
+  let fake: FakeProvider;
+  let server: TestServer;
+  before(async () => {
+    fake = await startFakeProvider();
+    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
+  });
+  after(async () => {
+    await server.close();
+    await fake.close();
+  });
+
+  it('kills the whole process tree before the cancel answers', async () => {
+    const events = new EventRecorder(server.url, { lastEventId: 0 });
+    await events.opened;
+    const session = (await server.request('POST', '/v1/sessions', { body: {} })).json;
+    const script = 'sleep 60 & echo bg=$!; echo leader=$$; sleep 60';
+    fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_sleep', script)] });
+    const turn = (await server.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: 'sleep' } })).json;
+    const request = (await events.waitForType('request.created', turn.id)).data.data;
+    await server.request('POST', `/v1/requests/${request.id}/resolve`, { body: { decision: 'allow_once' } });
+    const streamed = () => events.ofTurn(turn.id).filter((event) => event.type === 'tool.output.updated').map((event) => event.data.data.output).join('');
+    await events.waitFor(() => /bg=\d+/.test(streamed()) && /leader=\d+/.test(streamed()));
+    const output = events.ofTurn(turn.id).find((event) => event.type === 'tool.output.updated')!.data.data;
+    assert.equal(output.name, 'shell');
+    assert.equal(output.truncated, false);
+    const bg = Number(/bg=(\d+)/.exec(streamed())![1]);
+    const leader = Number(/leader=(\d+)/.exec(streamed())![1]);
+    assert.equal(processIsAlive(bg), true);
+    assert.equal(groupIsAlive(leader), true);
+
+    const cancelled = await server.request('POST', `/v1/turns/${turn.id}/cancel`);
+    assert.equal(cancelled.json.status, 'cancelled');
+    assert.equal(processIsAlive(bg), false, 'the background child is gone');
+    assert.equal(processIsAlive(leader), false, 'the shell is gone');
+    assert.equal(groupIsAlive(leader), false, 'no process of the group survives');
+    events.close();
+  });
+});
