@@ -85,7 +85,7 @@ export async function runModelStep(
             break;
           case 'response.done':
             apiDurationMs += performance.now() - started;
-            return { items, responseId: event.responseId, model: event.model, usage: event.usage, completion: event.completion, stopReason: event.stopReason, apiDurationMs, discardedText };
+            return { items, responseId: event.responseId, model: event.model, usage: event.usage, completion: normalizedCompletion(event.completion), stopReason: event.stopReason, apiDurationMs, discardedText };
         }
       }
       throw new ProviderError('provider', null, null, 'the model stream ended without a final event', true, null);
@@ -100,4 +100,14 @@ export async function runModelStep(
       await sleep(delayMs, undefined, { signal });
     }
   }
+}
+
+/**
+ * One name per completion reason across dialects: an output-limit stop is `max_tokens` everywhere
+ * (Anthropic's stop_reason and the Chat adapter already say so; Responses says
+ * `max_output_tokens`). The provider's own word stays in the telemetry's stop_reason.
+ */
+export function normalizedCompletion(completion: Completion): Completion {
+  if (completion.status === 'incomplete' && completion.reason === 'max_output_tokens') return { ...completion, reason: 'max_tokens' };
+  return completion;
 }

@@ -17,16 +17,26 @@ export function addUsage(total: Usage | null, step: Usage | null): Usage | null 
 }
 
 /**
- * Dollar cost from the models file's prices, or null when no prices are configured.
- * Anthropic reports input without cache reads; OpenAI-style providers include them in input.
+ * Dollar cost from the models file's prices, or null when no prices are configured. Every adapter
+ * counts cache reads and writes inside `inputTokens`, so the same formula holds for every dialect:
+ * cache reads at the cached price, the rest of the prompt (cache writes included) at the input price.
  */
 export function costOf(model: CatalogModel, usage: Usage | null): number | null {
   if (!model.prices || !usage) return null;
   const prices = model.prices;
   const cachedPrice = prices.cachedInputPerMillion ?? prices.inputPerMillion;
-  const uncachedInput = model.dialect === 'anthropic-messages' ? usage.inputTokens + (usage.cacheCreationTokens ?? 0) : Math.max(0, usage.inputTokens - usage.cachedTokens);
+  const uncachedInput = Math.max(0, usage.inputTokens - usage.cachedTokens);
   const dollars = (uncachedInput * prices.inputPerMillion + usage.cachedTokens * cachedPrice + usage.outputTokens * prices.outputPerMillion) / 1_000_000;
   return Math.round(dollars * 1e8) / 1e8;
+}
+
+/**
+ * `input_tokens` as the provider itself reports it: Anthropic's excludes cache reads and writes
+ * (they have their own fields), the OpenAI dialects' includes cached tokens.
+ */
+export function providerInputTokens(model: CatalogModel, usage: Usage): number {
+  if (model.dialect !== 'anthropic-messages') return usage.inputTokens;
+  return Math.max(0, usage.inputTokens - usage.cachedTokens - (usage.cacheCreationTokens ?? 0));
 }
 
 export interface TelemetryInput {
@@ -52,7 +62,7 @@ export function buildTelemetry(input: TelemetryInput) {
     structured_output: null,
     models: {
       [input.reportedModel ?? input.model.transportModel]: {
-        input_tokens: usage?.inputTokens ?? null,
+        input_tokens: usage ? providerInputTokens(input.model, usage) : null,
         output_tokens: usage?.outputTokens ?? null,
         cache_read_input_tokens: usage?.cachedTokens ?? null,
         cache_creation_input_tokens: usage?.cacheCreationTokens ?? null,
