@@ -1,0 +1,177 @@
+/**
+ * The processes a benchmark measures, each in its own child so the load generator never shares
+ * their event loop: agentd itself (through bin/agentd.js, exactly as users start it), a bare
+ * Fastify hello server (the ceiling), and a zero-latency fake model.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HttpClient } from './http-client.ts';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const STARTUP_TIMEOUT_MS = 20_000;
+
+export interface Child {
+  readonly process: ChildProcess;
+  readonly pid: number;
+  /** http://127.0.0.1:PORT */
+  readonly url: string;
+  readonly port: number;
+  /** Resident set size in MB, read from /proc. */
+  rssMb(): number;
+  stop(): Promise<void>;
+}
+
+export interface AgentdOptions {
+  /** extra `agentd serve` arguments (limits, --log-level …) */
+  args?: string[];
+  /** the models file; by default one model whose provider cannot be reached */
+  models?: unknown;
+  /** node options for the child, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] */
+  nodeArgs?: string[];
+}
+
+export interface AgentdChild extends Child {
+  readonly stateDir: string;
+  readonly workspace: string;
+  /** ms from spawn until the "listening on" line was seen */
+  readonly msToListening: number;
+}
+
+export function modelsFor(fakeBaseUrl: string) {
+  return {
+    defaultModel: 'bench',
+    connections: [{ id: 'fake', provider: 'fake', dialect: 'openai-responses', baseUrl: fakeBaseUrl, apiKeyEnv: null }],
+    models: [{ id: 'bench', connection: 'fake', transportModel: 'fake-model' }],
+  };
+}
+
+/** Starts `node bin/agentd.js serve --port 0` on a fresh SQLite state dir; its output goes to a log file. */
+export async function startAgentd(options: AgentdOptions = {}): Promise<AgentdChild> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'agentd-bench-state-'));
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-bench-ws-')));
+  const modelsFile = join(stateDir, 'models.json');
+  writeFileSync(modelsFile, JSON.stringify(options.models ?? modelsFor('http://127.0.0.1:9/v1')));
+  const args = [
+    ...(options.nodeArgs ?? []),
+    join(REPO_ROOT, 'bin', 'agentd.js'),
+    'serve', '--port', '0', '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile,
+    ...(options.args ?? []),
+  ];
+  const spawnedAt = performance.now();
+  const child = await spawnListening(args, /agentd listening on (http:\/\/\S+)/, join(stateDir, 'agentd.log'));
+  const msToListening = performance.now() - spawnedAt;
+  return {
+    ...child,
+    stateDir,
+    workspace,
+    msToListening,
+    async stop() {
+      await child.stop();
+      rmSync(stateDir, { recursive: true, force: true });
+      rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The ceiling: Fastify with one JSON route and nothing else, run the same way (tsx, own process). */
+export function startHello(): Promise<Child> {
+  return spawnScript('hello-server.ts', /hello listening on (http:\/\/\S+)/);
+}
+
+export interface FakeModelChild extends Child {
+  /** the base URL to put in a models file */
+  readonly baseUrl: string;
+  /** Response times (ms) by turn marker since the last call; the fake forgets them once taken. */
+  takeResponseTimes(): Promise<Map<string, number>>;
+}
+
+/** The zero-latency fake model of fake-model-server.ts; `words` text deltas per reply. */
+export async function startFakeModel(options: { words?: number; framesPerSecond?: number } = {}): Promise<FakeModelChild> {
+  const args = ['--words', String(options.words ?? 8), '--frames-per-second', String(options.framesPerSecond ?? 0)];
+  const child = await spawnScript('fake-model-server.ts', /fake model listening on (http:\/\/\S+)/, args);
+  const client = new HttpClient(child.url, 1);
+  return {
+    ...child,
+    baseUrl: `${child.url}/v1`,
+    async takeResponseTimes() {
+      const stats = await client.expect(200, 'GET', '/stats');
+      return new Map(Object.entries(stats.responseMs as Record<string, number>));
+    },
+    async stop() {
+      client.close();
+      await child.stop();
+    },
+  };
+}
+
+/** A script of bench/support run in a child through tsx; it prints `… listening on URL`. */
+export async function spawnScript(name: string, pattern: RegExp, scriptArgs: string[] = []): Promise<Child> {
+  const logDir = mkdtempSync(join(tmpdir(), 'agentd-bench-child-'));
+  const args = ['--import', 'tsx', join(REPO_ROOT, 'bench', 'support', name), ...scriptArgs];
+  const child = await spawnListening(args, pattern, join(logDir, 'child.log'));
+  return {
+    ...child,
+    async stop() {
+      await child.stop();
+      rmSync(logDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Spawns node with stdout and stderr going to a file (never a pipe the parent must drain under load)
+ * and waits for the line that carries the URL.
+ */
+async function spawnListening(nodeArgs: string[], pattern: RegExp, logFile: string): Promise<Child> {
+  mkdirSync(dirname(logFile), { recursive: true });
+  const fd = openSync(logFile, 'w');
+  const child = spawn(process.execPath, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  let url: string | null = null;
+  while (url === null) {
+    const match = pattern.exec(readFileSync(logFile, 'utf8'));
+    if (match) url = match[1];
+    else if (exited || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`child ${nodeArgs.join(' ')} did not start:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    } else await sleep(2);
+  }
+  const pid = child.pid!;
+  return {
+    process: child,
+    pid,
+    url,
+    port: Number(new URL(url).port),
+    rssMb: () => readRssMb(pid),
+    stop: () => stopChild(child),
+  };
+}
+
+export function readRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kilobytes = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
+  return kilobytes / 1024;
+}
+
+/** SIGTERM, then SIGKILL if the child has not gone within five seconds. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
