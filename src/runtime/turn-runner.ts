@@ -10,12 +10,12 @@ import { ProviderError } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import { finalizeTurn } from '../store/finalize.ts';
-import { nextHistoryIndex, type HistoryTurnRecord } from '../store/history.ts';
+import { nextHistoryIndex, type HistoryEffect, type HistoryTurnRecord } from '../store/history.ts';
 import * as turnsTable from '../store/turns.ts';
 import { userMessageItem, writeTurnFiles } from '../workspace/attachments.ts';
 import type { Boundary } from './boundary.ts';
 import type { EventHub } from './event-hub.ts';
-import { loadModelContext } from './model-context.ts';
+import { prepareTurnContext } from './compaction.ts';
 import { TurnCancelled, type ActiveTurn, type TurnService } from './turns.ts';
 import { UNTITLED } from './sessions.ts';
 
@@ -56,16 +56,21 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
     files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
     const userItem = userMessageItem(record.input, turn.attachments, files.paths);
-    const context = await loadModelContext(boundary.db, session.id);
     const tools = deps.toolsFor(turn);
     hub.emit('agent.turn.started', session.id, record.id, {});
-    const result = await runAgentLoop({
+    // `/compact` and `/clear` end here; a context too large for the window is compacted first.
+    const prepared = await prepareTurnContext(
+      { db: boundary.db, hub, adapter: deps.adapterFor(model) },
+      turn,
+      { model, instructions: codingInstructions({ cwd: session.cwd, planMode: tools.planMode() }), userItem, tools: tools.specs() },
+    );
+    const result = prepared.command?.result ?? await runAgentLoop({
       adapter: deps.adapterFor(model),
       transportModel: model.transportModel,
       effort: session.effort === 'none' ? null : (session.effort as never),
       maxOutputTokens: model.maxOutputTokens ?? undefined,
       instructions: () => codingInstructions({ cwd: session.cwd, planMode: tools.planMode() }),
-      context,
+      context: prepared.context,
       userItem,
       tools: () => tools.specs(),
       executeTool: (call) => tools.execute(call),
@@ -73,7 +78,7 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
       signal: turn.abort.signal,
       maxSteps: MAX_AGENT_STEPS,
     });
-    outcome = { kind: 'completed', result, model, durationMs: performance.now() - startedMs };
+    outcome = { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
   } catch (error) {
     outcome = failureOutcome(error, turn);
     if (outcome.kind === 'failed') deps.logger.warn({ turnId: record.id, error: outcome.error }, 'turn failed');
@@ -84,7 +89,7 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
 }
 
 type Outcome =
-  | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number }
+  | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number; effect: HistoryEffect }
   | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[] };
 
 function failureOutcome(error: unknown, turn: ActiveTurn): Outcome {
@@ -133,7 +138,7 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
       assistantText: result.assistantText,
       error: null,
       responseId: result.responseId,
-      effect: 'append',
+      effect: outcome.effect,
       items: result.items,
       displayItems: [...result.items, ...discardedAsDisplay(result.discardedText)],
       usage,

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Db } from './database.ts';
-import { fromRow, insertHistoryTurn, type HistoryEffect, type HistoryTurnRecord, type HistoryUsage } from './history.ts';
+import { fromRow, insertHistoryTurn, type HistoryTurnRecord, type HistoryUsage } from './history.ts';
 import { insertSession, type SessionRecord } from './sessions.ts';
 
 /*
@@ -20,12 +20,6 @@ export async function readHistoryBelow(db: Db, sessionId: string, below: number,
     .limit(limit)
     .execute();
   return rows.reverse().map(fromRow);
-}
-
-/** The effect of the newest turn, or null for an empty history. */
-export async function newestEffect(db: Db, sessionId: string): Promise<HistoryEffect | null> {
-  const row = await db.selectFrom('history_turns').select('effect').where('session_id', '=', sessionId).orderBy('idx', 'desc').limit(1).executeTakeFirst();
-  return row ? (row.effect as HistoryEffect) : null;
 }
 
 /**
