@@ -1,4 +1,4 @@
-import { runModelStep, type StepListener, type StepResult } from './model-step.ts';
+import { runModelStep, StepFailure, type StepListener, type StepResult } from './model-step.ts';
 import { assistantTextOf } from './loop.ts';
 import type { CanonicalItem, ProviderAdapter } from './providers/types.ts';
 
@@ -107,7 +107,10 @@ export async function summarizeContext(options: SummaryOptions): Promise<Summary
     { transportModel: options.transportModel, instructions: SUMMARY_INSTRUCTIONS, input: [...input, request], tools: [], effort: null, maxOutputTokens: options.maxOutputTokens },
     options.listener,
     options.signal,
-  );
+  ).catch((error: unknown) => {
+    // The partial text of a failed summary is nobody's output: only the cause matters.
+    throw error instanceof StepFailure ? error.cause : error;
+  });
   const text = (assistantTextOf(step.items) ?? '').trim();
   if (!text) throw new Error('the model returned an empty summary, so the context was kept');
   return { text, step };
