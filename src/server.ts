@@ -31,7 +31,13 @@ export interface RunningServer {
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Opens the store, builds the application and listens. Throws before binding on bad configuration. */
-export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningServer> {
+/** Knobs for embedding and tests; the CLI uses the defaults. */
+export interface ServerTuning {
+  /** SSE keep-alive interval (CONTRACT.md: 15 s) */
+  keepAliveMs?: number;
+}
+
+export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger, tuning: ServerTuning = {}): Promise<RunningServer> {
   const log = logger ?? pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], remove: true } });
   const catalog = loadCatalog(config, env);
   const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
@@ -78,6 +84,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       openApiDocument: buildOpenApiDocument(VERSION),
       models: () => models,
       subscriberLimits: new SubscriberLimits(config.limits.maxEventSubscribers, null),
+      keepAliveMs: tuning.keepAliveMs,
     }),
   });
 

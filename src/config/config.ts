@@ -61,18 +61,18 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
 
   const limits: Limits = {
     maxConcurrentTurns: integerFlag(flags, 'max-concurrent-turns', 3, 1),
-    maxConcurrentTurnsPerTenant: integerFlag(flags, 'max-concurrent-turns-per-tenant', 2, 1),
+    maxConcurrentTurnsPerTenant: 0,
     maxQueuedTurns: integerFlag(flags, 'max-queued-turns', 100, 1),
-    maxQueuedTurnsPerTenant: integerFlag(flags, 'max-queued-turns-per-tenant', 25, 1),
+    maxQueuedTurnsPerTenant: 0,
     maxActiveTenants: integerFlag(flags, 'max-active-tenants', 16, 1),
     maxEventSubscribers: integerFlag(flags, 'max-event-subscribers', 256, 1),
-    maxEventSubscribersPerTenant: integerFlag(flags, 'max-event-subscribers-per-tenant', 8, 1),
+    maxEventSubscribersPerTenant: 0,
     eventReplayLimit: integerFlag(flags, 'event-replay-limit', 1000, 1),
     maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes', 33554432, 1),
   };
-  requireNotAbove(limits.maxConcurrentTurnsPerTenant, limits.maxConcurrentTurns, 'max-concurrent-turns-per-tenant', 'max-concurrent-turns');
-  requireNotAbove(limits.maxQueuedTurnsPerTenant, limits.maxQueuedTurns, 'max-queued-turns-per-tenant', 'max-queued-turns');
-  requireNotAbove(limits.maxEventSubscribersPerTenant, limits.maxEventSubscribers, 'max-event-subscribers-per-tenant', 'max-event-subscribers');
+  limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', 2, limits.maxConcurrentTurns, 'max-concurrent-turns');
+  limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', 25, limits.maxQueuedTurns, 'max-queued-turns');
+  limits.maxEventSubscribersPerTenant = perTenantFlag(flags, 'max-event-subscribers-per-tenant', 8, limits.maxEventSubscribers, 'max-event-subscribers');
 
   const tenantRegistry = pathFlag(flags, 'tenant-registry', cwd);
   const tenantStateRoot = pathFlag(flags, 'tenant-state-root', cwd);
@@ -153,8 +153,12 @@ function integerFlag(flags: RawFlags, name: string, fallback: number, min: numbe
   return value;
 }
 
-function requireNotAbove(perTenant: number, global: number, perTenantName: string, globalName: string): void {
-  if (perTenant > global) throw new UsageError(`--${perTenantName}: ${perTenant} exceeds --${globalName} (${global})`);
+/** A given per-tenant value may not exceed the global one; the default is capped by it. */
+function perTenantFlag(flags: RawFlags, name: string, fallback: number, global: number, globalName: string): number {
+  if (!flags.has(name)) return Math.min(fallback, global);
+  const value = integerFlag(flags, name, fallback, 1);
+  if (value > global) throw new UsageError(`--${name}: ${value} exceeds --${globalName} (${global})`);
+  return value;
 }
 
 function pathFlag(flags: RawFlags, name: string, cwd: string): string | null {

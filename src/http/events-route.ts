@@ -46,7 +46,7 @@ export function parseLastEventId(request: FastifyRequest): number | null {
  * GET /v1/events: replay after Last-Event-ID, then live frames. The response is taken over from
  * Fastify; a keep-alive comment goes out after 15 s without a frame.
  */
-export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: EventLog, release: () => void): void {
+export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: EventLog, release: () => void, keepAliveMs = KEEP_ALIVE_MS): void {
   const lastEventId = parseLastEventId(request);
   reply.hijack();
   const response = reply.raw;
@@ -67,7 +67,7 @@ export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: 
     keepAlive = setTimeout(() => {
       response.write(KEEP_ALIVE_FRAME);
       armKeepAlive();
-    }, KEEP_ALIVE_MS);
+    }, keepAliveMs);
   };
   armKeepAlive();
   const subscription = log.subscribe(lastEventId, {

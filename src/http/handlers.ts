@@ -20,6 +20,7 @@ export interface HandlerContext {
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
   subscriberLimits: SubscriberLimits;
+  keepAliveMs?: number;
 }
 
 const params = (request: FastifyRequest) => request.params as { id: string };
@@ -90,7 +91,7 @@ export function createHandlers(context: HandlerContext) {
       const runtime = context.runtimeFor(request);
       parseLastEventId(request);
       const release = context.subscriberLimits.acquire(runtime.boundary.id);
-      streamEvents(request, reply, runtime.hub.log, release);
+      streamEvents(request, reply, runtime.hub.log, release, context.keepAliveMs);
       return reply;
     },
   } satisfies Record<string, Handler>;

@@ -36,7 +36,7 @@ describe('agentd command line', () => {
     ['non-integer port', ['--port', 'http'], {}, /--port: expected an integer/],
     ['zero capacity', ['--max-concurrent-turns', '0'], {}, /--max-concurrent-turns: must be at least 1/],
     ['per-tenant above global', ['--max-queued-turns', '10', '--max-queued-turns-per-tenant', '11'], {}, /--max-queued-turns-per-tenant: 11 exceeds --max-queued-turns \(10\)/],
-    ['subscribers per tenant above global', ['--max-event-subscribers', '4'], {}, /--max-event-subscribers-per-tenant: 8 exceeds/],
+    ['subscribers per tenant above global', ['--max-event-subscribers', '4', '--max-event-subscribers-per-tenant', '5'], {}, /--max-event-subscribers-per-tenant: 5 exceeds --max-event-subscribers \(4\)/],
     ['remote host without --allow-remote', ['--host', '0.0.0.0'], {}, /--host: 0.0.0.0 is not a loopback address/],
     ['remote host without a token', ['--host', '0.0.0.0', '--allow-remote'], {}, /--allow-remote: a non-loopback bind requires a token/],
     ['short token', [], { SERVICE_TOKEN: 'short' }, /SERVICE_TOKEN: the token must be at least 32 bytes/],

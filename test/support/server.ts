@@ -16,6 +16,7 @@ export interface TestServerOptions {
   models?: unknown;
   /** reuse the backend and workspace of an earlier server (for restart tests) */
   reuse?: { backend: TestBackend; workspace: string };
+  keepAliveMs?: number;
 }
 
 export interface TestServer {
@@ -57,7 +58,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   ];
   const env = options.env ?? {};
   const config = loadConfig(args, env, workspace);
-  const server = await startServer(config, env, pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' }));
+  const server = await startServer(config, env, pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' }), { keepAliveMs: options.keepAliveMs });
   const url = `http://127.0.0.1:${server.port}`;
   let stopped = false;
   const stop = async () => {

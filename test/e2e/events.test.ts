@@ -1,0 +1,207 @@
+import { describe, it, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { EventRecorder } from '../support/events.ts';
+
+async function runTurn(server: TestServer, fake: FakeProvider, text: string): Promise<string> {
+  const session = (await server.request('POST', '/v1/sessions', { body: {} })).json;
+  fake.enqueue({ kind: 'reply', text });
+  const turn = await server.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: 'go' } });
+  await waitForTurn(server, turn.json.id);
+  return turn.json.id;
+}
+
+/** Opens /v1/events with a raw client that can stop reading (a slow consumer). */
+function rawSubscribe(server: TestServer, headers: Record<string, string> = {}): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${server.url}/v1/events`, { headers }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('events over SSE', () => {
+  let fake: FakeProvider;
+  let server: TestServer;
+  before(async () => {
+    fake = await startFakeProvider();
+    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), args: ['--event-replay-limit', '40'], keepAliveMs: 200 });
+  });
+  after(async () => {
+    await server.close();
+    await fake.close();
+  });
+
+  it('sends frames with id, event and the envelope; live only without Last-Event-ID', async () => {
+    await runTurn(server, fake, 'before anyone listened');
+    const live = new EventRecorder(server.url);
+    await live.opened;
+    const turnId = await runTurn(server, fake, 'one two three');
+    await live.waitForType('turn.completed', turnId);
+    assert.ok(live.events.every((event) => event.data.turnId === turnId), 'nothing from before the connection');
+    const deltas = live.ofTurn(turnId).filter((event) => event.type === 'response.text.delta').map((event) => event.data.data.text);
+    assert.equal(deltas.join(''), 'one two three');
+    for (const event of live.events) {
+      assert.equal(String(event.data.id), event.id);
+      assert.equal(event.data.type, event.type);
+      assert.match(event.data.at, /Z$/);
+    }
+    live.close();
+  });
+
+  it('resumes after a reconnect with Last-Event-ID without loss or duplicates', async () => {
+    const first = new EventRecorder(server.url);
+    await first.opened;
+    const firstTurn = await runTurn(server, fake, 'alpha beta');
+    await first.waitForType('turn.completed', firstTurn);
+    const lastSeen = Number(first.events.at(-1)!.id);
+    first.close();
+    // events happen while the client is away
+    const missedTurn = await runTurn(server, fake, 'gamma delta');
+    const second = new EventRecorder(server.url, { lastEventId: lastSeen });
+    await second.waitForType('turn.completed', missedTurn);
+    const liveTurn = await runTurn(server, fake, 'epsilon');
+    await second.waitForType('turn.completed', liveTurn);
+    const ids = [...first.events, ...second.events].map((event) => Number(event.id));
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), 'ids strictly increase across the reconnect');
+    for (let index = 1; index < ids.length; index++) assert.equal(ids[index], ids[index - 1] + 1, 'no gap');
+    assert.equal(second.events[0].type === 'replay.reset', false);
+    second.close();
+  });
+
+  it('sends replay.reset first when Last-Event-ID is older than the window or newer than the newest', async () => {
+    const turnId = await runTurn(server, fake, Array.from({ length: 60 }, (_, index) => `w${index}`).join(' '));
+    const probe = new EventRecorder(server.url, { lastEventId: 1 });
+    await probe.waitForType('turn.completed', turnId);
+    assert.equal(probe.events[0].type, 'replay.reset');
+    assert.deepEqual(probe.events[0].data, { reason: 'event_gap', refetch: true });
+    assert.equal(probe.events.filter((event) => event.type !== 'replay.reset').length, 40, 'then the whole retained window');
+    probe.close();
+    const newest = Number(probe.events.at(-1)!.id);
+    const ahead = new EventRecorder(server.url, { lastEventId: newest + 5 });
+    await ahead.waitForType('replay.reset');
+    ahead.close();
+    const atEdge = new EventRecorder(server.url, { lastEventId: newest - 40 });
+    const edgeTurn = await runTurn(server, fake, 'edge');
+    await atEdge.waitForType('turn.completed', edgeTurn);
+    assert.notEqual(atEdge.events[0].type, 'replay.reset', 'L = oldest - 1 is still inside the window');
+    assert.equal(Number(atEdge.events[0].id), newest - 39);
+    atEdge.close();
+  });
+
+  it('rejects a malformed Last-Event-ID', async () => {
+    for (const value of ['abc', '-1', '1.5']) {
+      const response = await server.request('GET', '/v1/events', { headers: { 'last-event-id': value } });
+      assert.equal(response.status, 400);
+      assert.equal(response.json.error.code, 'invalid_last_event_id');
+    }
+  });
+
+  it('bounds event text at 16,383 characters plus an ellipsis, with the flag', async () => {
+    const recorder = new EventRecorder(server.url);
+    await recorder.opened;
+    const long = 'x'.repeat(20_000);
+    const turnId = await runTurn(server, fake, `${'y'.repeat(16_382)} ${long}`);
+    await recorder.waitForType('turn.completed', turnId);
+    const deltas = recorder.ofTurn(turnId).filter((event) => event.type === 'response.text.delta').map((event) => event.data.data);
+    const atLimit = deltas.find((delta) => delta.text.startsWith('y'));
+    assert.equal(atLimit.truncated, false);
+    assert.equal(atLimit.text.length, 16_383, 'the word and its trailing space: exactly at the limit');
+    const cut = deltas.find((delta) => delta.text.startsWith('x'));
+    assert.equal(cut.truncated, true);
+    assert.equal(cut.text.length, 16_384);
+    assert.ok(cut.text.endsWith('…'));
+    const result = await server.request('GET', `/v1/turns/${turnId}/result`);
+    assert.equal(result.json.output.assistantTextTruncated, true);
+    recorder.close();
+  });
+
+  it('sends keep-alive comments when idle', async () => {
+    const response = await rawSubscribe(server);
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (text += chunk));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    response.destroy();
+    assert.match(text, /^: keep-alive\n\n/m);
+    assert.equal(response.headers['content-type'], 'text/event-stream; charset=utf-8');
+    assert.ok(response.headers['x-request-id']);
+  });
+
+  it('gives a slow consumer a gap reset without slowing a fast one', async () => {
+    const slow = await rawSubscribe(server);
+    slow.pause();
+    const fast = new EventRecorder(server.url);
+    await fast.opened;
+    const words = Array.from({ length: 400 }, (_, index) => `${index}${'z'.repeat(16_000)}`);
+    const turnId = await runTurn(server, fake, words.join(' '));
+    await fast.waitForType('turn.completed', turnId, 30_000);
+    const fastDeltas = fast.ofTurn(turnId).filter((event) => event.type === 'response.text.delta');
+    assert.equal(fastDeltas.length, 400, 'the fast consumer got every delta');
+    assert.ok(!fast.events.some((event) => event.type === 'replay.reset'));
+    fast.close();
+
+    let text = '';
+    slow.setEncoding('utf8');
+    slow.on('data', (chunk: string) => (text += chunk));
+    slow.resume();
+    const deadline = Date.now() + 10_000;
+    while (!text.includes(`"type":"turn.completed","turnId":"${turnId}"`) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    slow.destroy();
+    assert.match(text, /event: replay\.reset\ndata: \{"reason":"event_gap","refetch":true\}\n\n/);
+    assert.ok(text.includes('turn.completed'), 'after the reset the newest events still arrive');
+  });
+});
+
+describe('subscriber limits', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ args: ['--max-event-subscribers', '3'] });
+  });
+  after(async () => server.close());
+
+  it('enforces the subscriber limit with 429 and frees the slot on disconnect', async () => {
+    const open = await Promise.all([rawSubscribe(server), rawSubscribe(server), rawSubscribe(server)]);
+    assert.deepEqual(open.map((response) => response.statusCode), [200, 200, 200]);
+    const refused = await server.request('GET', '/v1/events');
+    assert.equal(refused.status, 429);
+    assert.equal(refused.json.error.code, 'event_subscriber_limit');
+    open[0].destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await rawSubscribe(server);
+    assert.equal(again.statusCode, 200);
+    again.destroy();
+    for (const response of open) response.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  });
+
+});
+
+describe('event ids across a restart', () => {
+  it('never repeats an id, and replays nothing from before the restart', async () => {
+    const fake = await startFakeProvider();
+    const first = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
+    const recorder = new EventRecorder(first.url);
+    await recorder.opened;
+    const turnId = await runTurn(first, fake, 'before');
+    await recorder.waitForType('turn.completed', turnId);
+    recorder.close();
+    const lastBefore = Number(recorder.events.at(-1)!.id);
+    await first.stop();
+    const second = await startTestServer({ reuse: { backend: first.backend, workspace: first.workspace }, models: fakeProviderModels(fake.baseUrl) });
+    try {
+      const resumed = new EventRecorder(second.url, { lastEventId: lastBefore });
+      const afterTurn = await runTurn(second, fake, 'after');
+      await resumed.waitForType('turn.completed', afterTurn);
+      assert.equal(resumed.events[0].type, 'replay.reset', 'the window did not survive the restart');
+      const newIds = resumed.events.filter((event) => event.type !== 'replay.reset').map((event) => Number(event.id));
+      assert.ok(newIds.every((id) => id > lastBefore));
+      resumed.close();
+    } finally {
+      await second.close();
+      await fake.close();
+    }
+  });
+});
