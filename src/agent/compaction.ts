@@ -1,6 +1,6 @@
 import { runModelStep, StepFailure, type StepListener, type StepResult } from './model-step.ts';
 import { assistantTextOf } from './loop.ts';
-import type { CanonicalItem, ProviderAdapter } from './providers/types.ts';
+import type { CanonicalItem, ProviderAdapter, ToolSpec } from './providers/types.ts';
 
 /*
  * Compaction: the model summarises its own context so a session can go on inside the model's
@@ -81,6 +81,8 @@ export function newestThatFit(items: CanonicalItem[], maxTokens: number): Canoni
 export interface SummaryOptions {
   adapter: ProviderAdapter;
   transportModel: string;
+  /** the turn's tools: offered only when the context holds tool calls (Anthropic refuses such a request without tools) */
+  tools: ToolSpec[];
   maxOutputTokens?: number;
   contextWindow: number | null;
   context: CanonicalItem[];
@@ -94,8 +96,10 @@ export interface Summary {
 }
 
 /**
- * Asks the model for a summary of `context` (one model step, no tools). When the context itself
- * is too large for the window, the newest part that fits is summarised.
+ * Asks the model for a summary of `context`: one model step told not to call tools, offered none
+ * unless the context holds tool calls (which some providers only accept alongside tool
+ * definitions). When the context itself is too large for the window, the newest part that fits
+ * is summarised. A tool call the model makes anyway is ignored; its text is the summary.
  */
 export async function summarizeContext(options: SummaryOptions): Promise<Summary> {
   const request: CanonicalItem = { type: 'message', role: 'user', content: [{ type: 'input_text', text: SUMMARY_REQUEST }] };
@@ -104,7 +108,14 @@ export async function summarizeContext(options: SummaryOptions): Promise<Summary
   const input = room === null ? options.context : newestThatFit(options.context, Math.max(room, 0));
   const step = await runModelStep(
     options.adapter,
-    { transportModel: options.transportModel, instructions: SUMMARY_INSTRUCTIONS, input: [...input, request], tools: [], effort: null, maxOutputTokens: options.maxOutputTokens },
+    {
+      transportModel: options.transportModel,
+      instructions: SUMMARY_INSTRUCTIONS,
+      input: [...input, request],
+      tools: input.some(isToolItem) ? options.tools : [],
+      effort: null,
+      maxOutputTokens: options.maxOutputTokens,
+    },
     options.listener,
     options.signal,
   ).catch((error: unknown) => {
@@ -114,6 +125,10 @@ export async function summarizeContext(options: SummaryOptions): Promise<Summary
   const text = (assistantTextOf(step.items) ?? '').trim();
   if (!text) throw new Error('the model returned an empty summary, so the context was kept');
   return { text, step };
+}
+
+function isToolItem(item: CanonicalItem): boolean {
+  return item.type.endsWith('_call') || item.type.endsWith('_output');
 }
 
 function dependsOnEarlierItem(item: CanonicalItem): boolean {

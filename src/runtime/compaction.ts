@@ -58,7 +58,7 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   }
   const context = await loadModelContext(deps.db, turn.session.id);
   if (command === COMPACT_COMMAND) {
-    const summary = context.length > 0 ? await summarize(deps, turn, request.model, context) : null;
+    const summary = context.length > 0 ? await summarize(deps, turn, request, context) : null;
     const items = summary ? [summaryContextItem(summary.text)] : [];
     emitReset(deps.hub, turn, 'compact');
     return { context: items, command: { effect: 'replace', result: commandResult(summary, items) } };
@@ -69,7 +69,7 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   // A context of one item is already as short as compaction makes it.
   if (budget === null || estimate <= budget || context.length <= 1) return { context, command: null };
 
-  const summary = await summarize(deps, turn, request.model, context);
+  const summary = await summarize(deps, turn, request, context);
   const item = summaryContextItem(summary.text);
   const usage = historyUsage(summary);
   await appendHistoryTurnWithUsage(
@@ -110,10 +110,12 @@ function contextCommand(turn: ActiveTurn): string | null {
   return attached === 0 && (input === COMPACT_COMMAND || input === CLEAR_COMMAND) ? input : null;
 }
 
-function summarize(deps: CompactionDeps, turn: ActiveTurn, model: CatalogModel, context: CanonicalItem[]): Promise<Summary> {
+function summarize(deps: CompactionDeps, turn: ActiveTurn, request: FirstRequest, context: CanonicalItem[]): Promise<Summary> {
+  const { model } = request;
   return summarizeContext({
     adapter: deps.adapter,
     transportModel: model.transportModel,
+    tools: request.tools,
     maxOutputTokens: model.maxOutputTokens ?? undefined,
     contextWindow: model.contextWindow,
     context,

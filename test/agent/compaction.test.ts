@@ -10,7 +10,7 @@ import {
   summaryContextItem,
 } from '../../src/agent/compaction.ts';
 import type { StepListener } from '../../src/agent/model-step.ts';
-import type { CanonicalItem } from '../../src/agent/providers/types.ts';
+import type { CanonicalItem, ToolSpec } from '../../src/agent/providers/types.ts';
 import { createProviderAdapter } from '../../src/agent/providers/index.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 
@@ -18,6 +18,7 @@ const user = (text: string): CanonicalItem => ({ type: 'message', role: 'user', 
 const assistant = (text: string): CanonicalItem => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] });
 const call = (id: string): CanonicalItem => ({ type: 'function_call', call_id: id, name: 'shell', arguments: '{}' });
 const output = (id: string, text: string): CanonicalItem => ({ type: 'function_call_output', call_id: id, output: text });
+const shellSpec: ToolSpec = { name: 'shell', description: 'run a command', kind: 'function', parameters: { type: 'object', properties: {} } };
 
 describe('token estimate and budget', () => {
   it('counts a quarter of the JSON length, and an inline image as a fixed amount', () => {
@@ -70,7 +71,7 @@ describe('summarizeContext', () => {
   it('asks the model once, without tools, and summarises only the newest part that fits the window', async () => {
     const context = [user('old '.repeat(2_000)), assistant('old answer'), user('recent question'), assistant('recent answer')];
     fake.enqueue({ kind: 'reply', text: '  The summary.  ' });
-    const summary = await summarizeContext({ adapter: adapter(), transportModel: 'm', contextWindow: 1_000, context, listener, signal: new AbortController().signal });
+    const summary = await summarizeContext({ adapter: adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: 1_000, context, listener, signal: new AbortController().signal });
     assert.equal(summary.text, 'The summary.');
     const body = fake.requests[fake.requests.length - 1].body;
     assert.ok(!body.tools || body.tools.length === 0);
@@ -79,10 +80,20 @@ describe('summarizeContext', () => {
     assert.equal(texts.length, 3);
   });
 
+  it('offers the tools only when the context holds tool calls, and takes the text of a reply that calls one anyway', async () => {
+    fake.enqueue({ kind: 'reply', text: 'Ran a shell command.', toolCalls: [{ name: 'shell', arguments: '{}' }] });
+    const context = [user('list files'), call('c1'), output('c1', 'a.txt'), assistant('There is a.txt.')];
+    const summary = await summarizeContext({ adapter: adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: null, context, listener, signal: new AbortController().signal });
+    assert.equal(summary.text, 'Ran a shell command.');
+    const body = fake.requests[fake.requests.length - 1].body;
+    assert.deepEqual(body.tools.map((tool: any) => tool.name), ['shell']);
+    assert.deepEqual(body.input.map((item: any) => item.type), ['message', 'function_call', 'function_call_output', 'message', 'message']);
+  });
+
   it('refuses an empty summary rather than wiping the context', async () => {
     fake.enqueue({ kind: 'reply', text: '   ' });
     await assert.rejects(
-      summarizeContext({ adapter: adapter(), transportModel: 'm', contextWindow: null, context: [user('q'), assistant('a')], listener, signal: new AbortController().signal }),
+      summarizeContext({ adapter: adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: null, context: [user('q'), assistant('a')], listener, signal: new AbortController().signal }),
       /empty summary/,
     );
   });
