@@ -90,6 +90,20 @@ for (const backend of BACKENDS) {
       assert.deepEqual(scrollback.data.map((item: any) => `${item.turn.effect}:${item.turn.userText}`), ['append:Q1', 'append:Q2', 'replace:/compact', 'append:Q3']);
     });
 
+    it('/compact works the same on the Anthropic and Chat Completions dialects', async () => {
+      for (const model of ['fake-anthropic', 'fake-chat']) {
+        const session = await h.newSession({ model });
+        h.fake.enqueue({ kind: 'reply', text: 'A1' }, { kind: 'reply', text: `Summary for ${model}.` }, { kind: 'reply', text: 'A2' });
+        await h.runTurn(session.id, 'Q1');
+        assert.equal((await h.runTurn(session.id, '/compact')).status, 'completed');
+        await h.runTurn(session.id, 'Q2');
+        const sent = JSON.stringify(lastRequest(h.fake).messages);
+        assert.ok(sent.includes(`Summary for ${model}.`), sent);
+        assert.ok(sent.includes('Q2'));
+        assert.ok(!sent.includes('Q1') && !sent.includes('A1'), sent);
+      }
+    });
+
     it('/compact of an empty context asks nothing and leaves an empty context', async () => {
       const session = await h.newSession();
       const requestsBefore = h.fake.requests.length;
