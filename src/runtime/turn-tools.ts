@@ -23,15 +23,26 @@ export function createTurnTools(runtime: BoundaryRuntime, turn: ActiveTurn, regi
   let planMode = session.planMode;
 
   const requestHuman = async (kind: HumanRequestKind, prompt: string, options: string[]): Promise<HumanDecision> => {
-    const answer = runtime.requests.ask(sessionId, turnId, kind, prompt, options, () => void runtime.turns.setStatus(turn, 'waiting_for_input'));
+    // A cancel that came while an earlier answer was being stored must not leave a request (and the
+    // cancel) waiting forever: an aborted signal never fires 'abort' again.
+    turn.abort.signal.throwIfAborted();
+    let waitingWrite: Promise<void> = Promise.resolve();
+    const answer = runtime.requests.ask(sessionId, turnId, kind, prompt, options, () => {
+      waitingWrite = runtime.turns.setStatus(turn, 'waiting_for_input');
+      waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
+    });
     const onAbort = () => runtime.requests.cancelTurn(turnId, new Error('cancelled'));
     turn.abort.signal.addEventListener('abort', onAbort, { once: true });
+    let decision: HumanDecision;
     try {
-      return await answer;
+      decision = await answer;
     } finally {
       turn.abort.signal.removeEventListener('abort', onAbort);
-      if (!turn.abort.signal.aborted) await runtime.turns.setStatus(turn, 'running');
+      // The waiting write lands before the running write or the terminal one, never after them.
+      await waitingWrite;
     }
+    if (!turn.abort.signal.aborted) await runtime.turns.setStatus(turn, 'running');
+    return decision;
   };
 
   const persistSessionState = async () => {
@@ -64,6 +75,8 @@ export function createTurnTools(runtime: BoundaryRuntime, turn: ActiveTurn, regi
     }
     if (allowances.size !== sizeBefore) await persistSessionState();
     if (!authorization.allowed) return finish(authorization.output, false);
+    // Cancelled while the approval was being stored: an approved change must not start after it.
+    turn.abort.signal.throwIfAborted();
 
     const outcome = await registry.run(prepared.call, {
       ...context,

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BACKENDS } from '../support/backends.ts';
 import { startTestServer, fakeProviderModels, waitForTurn, waitForStatus, type TestServer } from '../support/server.ts';
@@ -147,6 +147,27 @@ for (const backend of BACKENDS) {
       assert.equal(late.status, 409);
       assert.equal(late.json.error.code, 'request_already_resolved');
       assert.equal(existsSync(join(server.workspace, 'never.txt')), false);
+    });
+
+    it('a cancel racing the answer to an earlier request of the same call still ends the turn', async () => {
+      // root_access is answered while the cancel arrives; the tool_approval that follows must not hang
+      mkdirSync(join(server.workspace, 'racing'), { recursive: true });
+      for (let attempt = 0; attempt < 6; attempt++) {
+        const session = (await server.request('POST', '/v1/sessions', { body: { cwd: 'racing' } })).json;
+        const patch = `*** Begin Patch\n*** Add File: ../raced-${attempt}.txt\n+x\n*** End Patch`;
+        fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'apply_patch', kind: 'custom', arguments: patch, callId: `call_race_${attempt}` }] });
+        const turn = await submit(session.id, 'race');
+        const access = await nthRequestOf(turn.id, 1);
+        const answering = resolve(access.id, { decision: 'allow' });
+        await new Promise((settle) => setTimeout(settle, attempt % 3));
+        const cancelling = server.request('POST', `/v1/turns/${turn.id}/cancel`);
+        const timeout = new Promise<'hung'>((settle) => setTimeout(() => settle('hung'), 3_000).unref());
+        const [, cancelled] = await Promise.all([answering, Promise.race([cancelling, timeout])]);
+        assert.notEqual(cancelled, 'hung', `attempt ${attempt}: the cancel never answered`);
+        assert.equal(cancelled.json.status, 'cancelled');
+        assert.deepEqual((await server.request('GET', `/v1/requests?turnId=${turn.id}`)).json.data, []);
+        assert.equal(existsSync(join(server.workspace, `raced-${attempt}.txt`)), false);
+      }
     });
   });
 }
