@@ -72,6 +72,11 @@ for (const backend of BACKENDS) {
       const invalid = await resolve(request.id, { decision: 'allow' });
       assert.equal(invalid.status, 422);
       assert.equal(invalid.json.error.code, 'invalid_decision');
+      for (const body of [{ decision: 'allow_once', note: 'extra' }, {}, { decision: 'allow_once', value: 7 }]) {
+        const malformed = await resolve(request.id, body);
+        assert.equal(malformed.status, 400, JSON.stringify(body));
+        assert.equal(malformed.json.error.code, 'invalid_json');
+      }
       for (const id of ['00000000-0000-7000-8000-000000000000', 'nope']) {
         const missing = await resolve(id, { decision: 'deny' });
         assert.equal(missing.status, 404);
