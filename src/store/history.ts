@@ -50,12 +50,21 @@ export async function readHistoryRange(db: Db, sessionId: string, from: number, 
   return rows.map(fromRow);
 }
 
-/** Index of the newest turn whose effect starts a new model context (replace or reset), or null. */
+/**
+ * Index of the newest turn whose effect starts a new model context (replace or reset), or null.
+ * One indexed lookup per effect: an `in (...)` filter makes SQLite walk the whole session.
+ */
 export async function latestContextStart(db: Db, sessionId: string, below?: number): Promise<{ index: number; effect: HistoryEffect } | null> {
-  let query = db.selectFrom('history_turns').select(['idx', 'effect']).where('session_id', '=', sessionId).where('effect', 'in', ['replace', 'reset']);
-  if (below !== undefined) query = query.where('idx', '<', below);
-  const row = await query.orderBy('idx', 'desc').limit(1).executeTakeFirst();
-  return row ? { index: Number(row.idx), effect: row.effect as HistoryEffect } : null;
+  const newest = async (effect: HistoryEffect) => {
+    let query = db.selectFrom('history_turns').select('idx').where('session_id', '=', sessionId).where('effect', '=', effect);
+    if (below !== undefined) query = query.where('idx', '<', below);
+    const row = await query.orderBy('idx', 'desc').limit(1).executeTakeFirst();
+    return row ? { index: Number(row.idx), effect } : null;
+  };
+  const [replace, reset] = await Promise.all([newest('replace'), newest('reset')]);
+  if (!replace) return reset;
+  if (!reset) return replace;
+  return replace.index > reset.index ? replace : reset;
 }
 
 /** Index of the newest `reset` turn (the start of the current generation), or null. */

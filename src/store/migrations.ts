@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { historyContextStartsMigration } from './history-pages.ts';
 
 /** Versioned migrations, applied at start-up. Append only: never edit a released migration. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -80,6 +81,7 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_history_context_starts': historyContextStartsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
