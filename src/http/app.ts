@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../domain/errors.ts';
-import { uuidv7 } from '../domain/ids.ts';
+import { requestId } from './request-id.ts';
 import { OPERATIONS, type Operation } from '../api/operations.ts';
 import { checkAccess, type AccessPolicy } from './access.ts';
 import { sendError, toApiError } from './error-reply.ts';
@@ -26,7 +26,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.maximumRequestBytes,
-    genReqId: () => uuidv7(),
+    genReqId: requestId,
     requestIdHeader: false,
     // A missing Host is our 403 invalid_host, not Node's bare 400.
     http: { requireHostHeader: false },
