@@ -106,6 +106,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
   }
   if (tenantRegistry && !databaseUrl) throw new UsageError('--tenant-registry: requires --database-url');
 
+  if (tenantRegistry) {
+    throw new UsageError('--tenant-registry: multi-tenant mode is not available in this release (see docs/API.md)');
+  }
+
   const logLevel = text('log-level') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level: must be one of ${LOG_LEVELS.join(', ')}`);
 
