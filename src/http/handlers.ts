@@ -27,9 +27,6 @@ const params = (request: FastifyRequest) => request.params as { id: string };
 const query = (request: FastifyRequest) => request.query as Query;
 
 export function createHandlers(context: HandlerContext) {
-  const notYet: Handler = async () => {
-    throw new ApiError('not_implemented', 'this capability is not available in this release');
-  };
   const handlers = {
     getHealth: async () => ({ ok: true }),
     getReady: async () => {
