@@ -169,6 +169,17 @@ for (const backend of BACKENDS) {
       events.close();
     });
 
+    it('fails a turn once retries are exhausted, naming the provider and status', async () => {
+      const session = await newSession();
+      const overloaded = { kind: 'http-error' as const, status: 503, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'overloaded', type: 'server_error' } } };
+      fake.enqueue(overloaded, overloaded, overloaded, overloaded);
+      const turn = await submit(session.id, { input: 'go' });
+      const done = await waitForTurn(server, turn.json.id);
+      assert.equal(done.status, 'failed');
+      assert.match(done.error, /^provider_error: .*503/);
+      assert.equal(fake.pendingSteps(), 0, 'four attempts were made');
+    });
+
     it('fails a turn on a non-retryable provider error, keeping partial output out of items', async () => {
       const session = await newSession();
       fake.enqueue({ kind: 'mid-stream-error', afterText: 'half an ans', code: 'invalid_prompt', message: 'bad prompt' } as never);
