@@ -18,6 +18,7 @@ import type { EventHub } from './event-hub.ts';
 import { prepareTurnContext } from './compaction.ts';
 import { TurnCancelled, type ActiveTurn, type TurnService } from './turns.ts';
 import { UNTITLED } from './sessions.ts';
+import { SetupFailed, type RepositorySetups } from './setup.ts';
 
 export const MAX_AGENT_STEPS = 50;
 
@@ -34,6 +35,7 @@ export interface TurnRunnerDeps {
   turns: TurnService;
   adapterFor(model: CatalogModel): ProviderAdapter;
   toolsFor(turn: ActiveTurn): TurnTools;
+  setups: RepositorySetups;
   logger: Logger;
 }
 
@@ -44,6 +46,14 @@ export interface TurnRunnerDeps {
 export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<void> {
   const { hub, boundary } = deps;
   const { record, session } = turn;
+  // The turn stays `queued` (no turn.started) until the session's repository setup has finished,
+  // although it already holds a running slot of the scheduler.
+  try {
+    await deps.setups.ready(session, turn.abort.signal);
+  } catch (error) {
+    await finish(deps, turn, failureOutcome(error, turn));
+    return;
+  }
   const startedMs = performance.now();
   record.status = 'running';
   record.startedAt = nowIso();
@@ -103,6 +113,7 @@ function failureOutcome(error: unknown, turn: ActiveTurn): Outcome {
 }
 
 export function describeFailure(cause: unknown): string {
+  if (cause instanceof SetupFailed) return `setup_failed: ${cause.message}`;
   if (cause instanceof ProviderError) return `provider_error: ${cause.message}`;
   if (cause instanceof Error) return `internal_error: ${cause.message}`;
   return 'internal_error';
