@@ -6,6 +6,7 @@ import { RequestBroker } from './requests.ts';
 import { TurnService, type ActiveTurn } from './turns.ts';
 import { runTurn, type TurnTools } from './turn-runner.ts';
 import type { Scheduler } from './scheduler.ts';
+import { RepositorySetups } from './setup.ts';
 import { failInterruptedTurns } from '../store/turns.ts';
 import { nowIso } from '../domain/ids.ts';
 import type { CatalogModel } from '../config/models-file.ts';
@@ -24,13 +25,15 @@ export class BoundaryRuntime {
   readonly sessions: SessionService;
   readonly turns: TurnService;
   readonly requests: RequestBroker;
+  readonly setups: RepositorySetups;
 
   private constructor(
     readonly boundary: Boundary,
     readonly hub: EventHub,
     deps: BoundaryRuntimeDeps,
   ) {
-    this.sessions = new SessionService(boundary, (sessionId) => this.turns.isBusy(sessionId));
+    this.setups = new RepositorySetups(hub, deps.logger);
+    this.sessions = new SessionService(boundary, (sessionId) => this.turns.isBusy(sessionId), this.setups);
     this.turns = new TurnService(boundary, this.sessions, hub, deps.scheduler, deps.logger);
     this.requests = new RequestBroker(hub);
     this.turns.executor = (turn) =>
@@ -41,6 +44,7 @@ export class BoundaryRuntime {
           turns: this.turns,
           adapterFor: deps.adapterFor,
           toolsFor: (active) => deps.toolsFor(this, active),
+          setups: this.setups,
           logger: deps.logger,
         },
         turn,
@@ -58,6 +62,7 @@ export class BoundaryRuntime {
   /** Cancels every active turn and waits for them to be stored. */
   async close(): Promise<void> {
     await this.turns.cancelAll();
+    await this.setups.stopAll();
     await this.hub.flush();
   }
 }

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { ApiError } from '../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../domain/ids.ts';
 import { canonicalizeInside } from '../workspace/paths.ts';
+import { checkoutDirectory, resolveRepositorySource } from '../workspace/checkout.ts';
 import { findModel } from '../config/catalog.ts';
 import type { Effort } from '../agent/providers/types.ts';
 import type { CatalogModel } from '../config/models-file.ts';
@@ -9,6 +10,7 @@ import type { CreateSessionBody, PatchSessionBody, SessionDto } from '../api/sch
 import * as sessionsTable from '../store/sessions.ts';
 import type { SessionRecord, ArchiveFilter, SessionCursor } from '../store/sessions.ts';
 import type { Boundary } from './boundary.ts';
+import type { RepositorySetups } from './setup.ts';
 
 export const UNTITLED = 'New session';
 
@@ -18,19 +20,22 @@ export class SessionService {
     private readonly boundary: Boundary,
     /** true when the session has a queued, running or waiting turn */
     private readonly isBusy: (sessionId: string) => boolean,
+    private readonly setups: RepositorySetups,
   ) {}
 
   async create(body: CreateSessionBody): Promise<SessionRecord> {
     if (body.repository && body.cwd !== undefined) {
       throw new ApiError('repository_with_cwd', 'give either cwd or repository, not both');
     }
-    if (body.repository) throw new ApiError('not_implemented', 'repository checkout is not available in this release');
     const model = this.resolveModel(body.model);
     const effort = resolveEffort(model, body.effort);
-    const cwd = this.resolveCwd(body.cwd);
+    const id = uuidv7();
+    const roots = this.boundary.workspaceRoots;
+    const repository = body.repository ? resolveRepositorySource(body.repository, roots) : null;
+    const cwd = repository ? checkoutDirectory(roots, id) : this.resolveCwd(body.cwd);
     const now = nowIso();
     const session: SessionRecord = {
-      id: uuidv7(),
+      id,
       createdAt: now,
       updatedAt: now,
       provider: model.provider,
@@ -44,12 +49,14 @@ export class SessionService {
       titleIsManual: body.title !== undefined,
       archived: false,
       usage: { input: 0, output: 0, cached: 0 },
-      repository: null,
-      ownsCheckout: false,
+      repository: body.repository ? { url: body.repository.url, ref: body.repository.ref ?? null } : null,
+      ownsCheckout: repository !== null,
       planMode: false,
       allowances: [],
     };
     await sessionsTable.insertSession(this.boundary.db, this.boundary.id, session);
+    // Not awaited: the client hears of the checkout through session.setup.* events.
+    if (repository) this.setups.start(session, repository);
     return session;
   }
 
@@ -81,10 +88,12 @@ export class SessionService {
   }
 
   async delete(rawId: string): Promise<void> {
-    const { id } = await this.get(rawId);
+    const session = await this.get(rawId);
+    const id = session.id;
     this.requireIdle(id);
     const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
     if (!deleted) throw new ApiError('session_not_found', 'no such session');
+    await this.setups.remove(session);
   }
 
   requireIdle(id: string): void {
