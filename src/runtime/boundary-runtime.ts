@@ -15,7 +15,7 @@ import type { ProviderAdapter } from '../agent/providers/types.ts';
 export interface BoundaryRuntimeDeps {
   scheduler: Scheduler<ActiveTurn>;
   logger: Logger;
-  adapterFor(model: CatalogModel): ProviderAdapter;
+  adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
   /** builds the tools of one turn (policy, approvals, execution) */
   toolsFor(runtime: BoundaryRuntime, turn: ActiveTurn): TurnTools;
 }

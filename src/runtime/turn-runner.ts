@@ -33,7 +33,7 @@ export interface TurnRunnerDeps {
   boundary: Boundary;
   hub: EventHub;
   turns: TurnService;
-  adapterFor(model: CatalogModel): ProviderAdapter;
+  adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
   toolsFor(turn: ActiveTurn): TurnTools;
   setups: RepositorySetups;
   logger: Logger;
@@ -67,15 +67,16 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
     files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
     const userItem = userMessageItem(record.input, turn.attachments, files.paths);
     const tools = deps.toolsFor(turn);
+    const adapter = await deps.adapterFor(model);
     hub.emit('agent.turn.started', session.id, record.id, {});
     // `/compact` and `/clear` end here; a context too large for the window is compacted first.
     const prepared = await prepareTurnContext(
-      { db: boundary.db, hub, adapter: deps.adapterFor(model) },
+      { db: boundary.db, hub, adapter },
       turn,
       { model, instructions: codingInstructions({ cwd: session.cwd, planMode: tools.planMode() }), userItem, tools: tools.specs() },
     );
     const result = prepared.command?.result ?? await runAgentLoop({
-      adapter: deps.adapterFor(model),
+      adapter,
       transportModel: model.transportModel,
       effort: session.effort === 'none' ? null : (session.effort as never),
       maxOutputTokens: model.maxOutputTokens ?? undefined,

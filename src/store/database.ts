@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import type SQLite from 'better-sqlite3';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
@@ -16,9 +15,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
-pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
-
 export interface StoreOptions {
   databaseUrl: string | null;
   stateDir: string;
@@ -26,7 +22,8 @@ export interface StoreOptions {
 
 /** Opens the configured backend and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.stateDir);
+  // Each driver is loaded only when used: start-up pays for one of them.
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openSqlite(options.stateDir);
   try {
     await migrate(store.db);
   } catch (error) {
@@ -36,7 +33,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return store;
 }
 
-function openSqlite(stateDir: string): Store {
+async function openSqlite(stateDir: string): Promise<Store> {
+  const { default: SQLite } = await import('better-sqlite3');
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const file = new SQLite(join(stateDir, 'agentd.sqlite'));
   file.pragma('journal_mode = WAL');
@@ -80,7 +78,10 @@ function withStatementCache(file: SQLite.Database): SqliteDatabase {
   };
 }
 
-function openPostgres(url: string): Store {
+async function openPostgres(url: string): Promise<Store> {
+  const { default: pg } = await import('pg');
+  // PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
+  pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => {});
