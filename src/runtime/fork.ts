@@ -10,7 +10,7 @@ import type { SessionService } from './sessions.ts';
 /** What a fork needs from the boundary runtime (BoundaryRuntime fits). */
 export interface ForkSources {
   boundary: Boundary;
-  sessions: Pick<SessionService, 'get' | 'requireIdle' | 'resolveCwd'>;
+  sessions: Pick<SessionService, 'get' | 'requireIdle' | 'requireSetupFinished' | 'resolveCwd'>;
 }
 
 /**
@@ -20,7 +20,8 @@ export interface ForkSources {
  *
  * The child starts where any new session starts for everything that is not transcript: usage
  * zero (it has spent nothing yet), not archived, plan mode off, no session-wide approvals, and no
- * repository of its own (a parent's checkout stays owned by the parent).
+ * repository of its own (a parent's checkout stays owned by the parent, and passes to the oldest
+ * session still working in it when the parent is deleted).
  */
 export async function forkSession(sources: ForkSources, rawParentId: string, body: ForkSessionBody): Promise<SessionRecord> {
   const parent = await sources.sessions.get(rawParentId);
@@ -29,6 +30,7 @@ export async function forkSession(sources: ForkSources, rawParentId: string, bod
     throw new ApiError('unsupported_fork_shape', 'throughTurn forks inherit title and cwd; rename or move the fork afterwards');
   }
   sources.sessions.requireIdle(parent.id);
+  sources.sessions.requireSetupFinished(parent);
   const end = await nextHistoryIndex(sources.boundary.db, parent.id);
   if (atTurn && body.throughTurn! >= end) {
     throw new ApiError('fork_point_out_of_range', end === 0 ? 'the session has no durable turn to fork at' : `throughTurn must be from 0 to ${end - 1}`);

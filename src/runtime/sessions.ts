@@ -93,7 +93,15 @@ export class SessionService {
     this.requireIdle(id);
     const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
     if (!deleted) throw new ApiError('session_not_found', 'no such session');
-    await this.setups.remove(session);
+    // A fork works in its parent's checkout: the checkout passes to it instead of disappearing.
+    const heir = session.ownsCheckout ? await sessionsTable.findSessionByCwd(this.boundary.db, this.boundary.id, session.cwd) : null;
+    if (heir) await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, heir.id, { ownsCheckout: true });
+    await this.setups.remove(session, heir !== null);
+  }
+
+  /** A session whose checkout is still being made cannot be forked yet (its turns wait; a fork's could not). */
+  requireSetupFinished(session: SessionRecord): void {
+    if (this.setups.isSettingUp(session.id)) throw new ApiError('session_busy', 'the session\'s repository checkout is still running');
   }
 
   requireIdle(id: string): void {

@@ -26,6 +26,7 @@ interface Setup {
   abort: AbortController;
   /** settles (never rejects) when the checkout completed or failed */
   done: Promise<void>;
+  settled: boolean;
   failure: string | null;
 }
 
@@ -42,9 +43,17 @@ export class RepositorySetups {
 
   /** Starts the session's checkout in the background; progress and outcome arrive as events. */
   start(session: SessionRecord, repository: RepositorySource): void {
-    const setup: Setup = { abort: new AbortController(), done: Promise.resolve(), failure: null };
+    const setup: Setup = { abort: new AbortController(), done: Promise.resolve(), failure: null, settled: false };
     this.setups.set(session.id, setup);
-    setup.done = this.run(session, repository, setup);
+    setup.done = this.run(session, repository, setup).finally(() => {
+      setup.settled = true;
+    });
+  }
+
+  /** True while the session's checkout is still being made. */
+  isSettingUp(sessionId: string): boolean {
+    const setup = this.setups.get(sessionId);
+    return setup !== undefined && !setup.settled;
   }
 
   /**
@@ -63,7 +72,7 @@ export class RepositorySetups {
   }
 
   /** The session is gone: stops its checkout, waits for git to end, and removes the directory. */
-  async remove(session: SessionRecord): Promise<void> {
+  async remove(session: SessionRecord, keepDirectory = false): Promise<void> {
     if (!session.ownsCheckout) return;
     const setup = this.setups.get(session.id);
     if (setup) {
@@ -71,6 +80,7 @@ export class RepositorySetups {
       await setup.done;
       this.setups.delete(session.id);
     }
+    if (keepDirectory) return;
     await removeCheckout(session.cwd).catch((error: unknown) => {
       this.logger.error({ err: error, sessionId: session.id }, 'could not remove the checkout of a deleted session');
     });

@@ -62,7 +62,7 @@ export async function updateSessionFields(
   db: Db,
   boundaryId: string,
   id: string,
-  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt'>>,
+  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt' | 'ownsCheckout'>>,
 ): Promise<void> {
   const row: Partial<SessionsTable> = {};
   if (fields.title !== undefined) row.title = fields.title;
@@ -71,7 +71,14 @@ export async function updateSessionFields(
   if (fields.planMode !== undefined) row.plan_mode = fields.planMode ? 1 : 0;
   if (fields.allowances !== undefined) row.allowances = JSON.stringify(fields.allowances);
   if (fields.updatedAt !== undefined) row.updated_at = fields.updatedAt;
+  if (fields.ownsCheckout !== undefined) row.owns_checkout = fields.ownsCheckout ? 1 : 0;
   await db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute();
+}
+
+/** The oldest session of the boundary working in `cwd`, if any. */
+export async function findSessionByCwd(db: Db, boundaryId: string, cwd: string): Promise<SessionRecord | null> {
+  const row = await db.selectFrom('sessions').selectAll().where('boundary_id', '=', boundaryId).where('cwd', '=', cwd).orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+  return row ? fromRow(row) : null;
 }
 
 /** Removes the session with its history and turn records, all or nothing. */

@@ -210,6 +210,23 @@ function suite(backend: BackendKind, full: boolean) {
       assert.match((await failed(cloning.id)).data.data.message, /cancelled/);
       assert.ok(!existsSync(cloning.cwd) && !existsSync(`${cloning.cwd}.partial`));
     });
+
+    it('refuses a fork while the checkout runs, and hands the checkout to a fork when the parent goes', async () => {
+      gate.close();
+      const parent = (await create({ repository: { url: repository } })).json;
+      await events.waitFor((event) => event.type === 'session.setup.step' && event.data.sessionId === parent.id);
+      const early = await server.request('POST', `/v1/sessions/${parent.id}/fork`, { body: {} });
+      assert.equal(early.status, 409);
+      assert.equal(early.json.error.code, 'session_busy');
+      gate.open();
+      await completed(parent.id);
+      const child = (await server.request('POST', `/v1/sessions/${parent.id}/fork`, { body: {} })).json;
+      assert.equal(child.cwd, parent.cwd);
+      assert.equal((await server.request('DELETE', `/v1/sessions/${parent.id}`)).status, 204);
+      assert.ok(existsSync(join(child.cwd, 'README.md')), 'the fork keeps its working directory');
+      assert.equal((await server.request('DELETE', `/v1/sessions/${child.id}`)).status, 204);
+      assert.ok(!existsSync(child.cwd), 'the last session removes the checkout');
+    });
   });
 }
 
