@@ -35,20 +35,30 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks take callbacks rather than being async: they run on every request, and a promise each is
+  // measurable there.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('cache-control', 'no-store');
     reply.header('x-content-type-options', 'nosniff');
-    checkAccess(options.access, request, reply);
+    let answered: boolean;
+    try {
+      answered = checkAccess(options.access, request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    // A preflight was answered here; calling done() as well would route it a second time.
+    if (!answered) done();
   });
 
   // 415 before the body is read, so the order is 415 → 413 (while reading) → 400 (parse, schema).
-  app.addHook('preParsing', async (request) => {
-    if (!request.routeOptions.config.hasJsonBody) return;
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (!request.routeOptions.config.hasJsonBody) return done(null, payload);
     const mediaType = request.headers['content-type']?.split(';')[0].trim().toLowerCase();
     if (mediaType !== 'application/json') {
-      throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');
+      return done(new ApiError('unsupported_media_type', 'Content-Type must be application/json'));
     }
+    done(null, payload);
   });
 
   app.removeAllContentTypeParsers();
@@ -61,8 +71,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {
