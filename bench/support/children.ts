@@ -3,8 +3,8 @@
  * their event loop: agentd itself (through bin/agentd.js, exactly as users start it), a bare
  * Fastify hello server (the ceiling), and a zero-latency fake model.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,8 @@ export interface AgentdOptions {
   models?: unknown;
   /** node options for the child, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] */
   nodeArgs?: string[];
+  /** another checkout to run, for before/after comparisons (default: this one) */
+  root?: string;
 }
 
 export interface AgentdChild extends Child {
@@ -48,15 +50,37 @@ export function modelsFor(fakeBaseUrl: string) {
   };
 }
 
+/**
+ * bin/agentd.js runs the compiled dist/; a benchmark of stale JavaScript would measure the wrong
+ * code, so dist/ is rebuilt (`tsc -p tsconfig.build.json`, what `npm run build` runs) when any
+ * source is newer than it.
+ */
+export function ensureBuilt(root = REPO_ROOT): void {
+  const newestSource = newestMtime(join(root, 'src'));
+  const dist = join(root, 'dist');
+  if (existsSync(join(dist, 'cli', 'main.js')) && newestMtime(dist) >= newestSource) return;
+  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+}
+
+function newestMtime(directory: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    const path = join(directory, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
 /** Starts `node bin/agentd.js serve --port 0` on a fresh SQLite state dir; its output goes to a log file. */
 export async function startAgentd(options: AgentdOptions = {}): Promise<AgentdChild> {
+  ensureBuilt(options.root);
   const stateDir = mkdtempSync(join(tmpdir(), 'agentd-bench-state-'));
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-bench-ws-')));
   const modelsFile = join(stateDir, 'models.json');
   writeFileSync(modelsFile, JSON.stringify(options.models ?? modelsFor('http://127.0.0.1:9/v1')));
   const args = [
     ...(options.nodeArgs ?? []),
-    join(REPO_ROOT, 'bin', 'agentd.js'),
+    join(options.root ?? REPO_ROOT, 'bin', 'agentd.js'),
     'serve', '--port', '0', '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile,
     ...(options.args ?? []),
   ];
