@@ -21,6 +21,8 @@ export interface Child {
   readonly port: number;
   /** Resident set size in MB, read from /proc. */
   rssMb(): number;
+  /** CPU time (user + system) used so far in ms, read from /proc (10 ms resolution). */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -110,6 +112,8 @@ export interface FakeModelChild extends Child {
   readonly baseUrl: string;
   /** Response times (ms) by turn marker since the last call; the fake forgets them once taken. */
   takeResponseTimes(): Promise<Map<string, number>>;
+  /** Words (text deltas) per reply, and frames per second per reply (0 = all at once). */
+  configure(words: number, framesPerSecond?: number): Promise<void>;
 }
 
 /** The zero-latency fake model of fake-model-server.ts; `words` text deltas per reply. */
@@ -123,6 +127,9 @@ export async function startFakeModel(options: { words?: number; framesPerSecond?
     async takeResponseTimes() {
       const stats = await client.expect(200, 'GET', '/stats');
       return new Map(Object.entries(stats.responseMs as Record<string, number>));
+    },
+    async configure(words, framesPerSecond = 0) {
+      await client.expect(204, 'POST', '/config', { words, framesPerSecond });
     },
     async stop() {
       client.close();
@@ -173,6 +180,7 @@ async function spawnListening(nodeArgs: string[], pattern: RegExp, logFile: stri
     url,
     port: Number(new URL(url).port),
     rssMb: () => readRssMb(pid),
+    cpuMs: () => readCpuMs(pid),
     stop: () => stopChild(child),
   };
 }
@@ -181,6 +189,13 @@ export function readRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kilobytes = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
   return kilobytes / 1024;
+}
+
+export function readCpuMs(pid: number): number {
+  // Fields after the parenthesised command name: state is the first, utime the 12th, stime the 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticksPerSecond = 100;
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
 /** SIGTERM, then SIGKILL if the child has not gone within five seconds. */

@@ -5,7 +5,8 @@
  *   node --import tsx bench/support/fake-model-server.ts [--words N] [--frames-per-second F]
  *
  * --words sets the reply length; each word becomes one text delta, hence one SSE event in agentd.
- * --frames-per-second paces the reply (0, the default, sends it in one write).
+ * --frames-per-second paces the reply (0, the default, sends it in one write). POST /config with
+ * `{"words": N, "framesPerSecond": F}` changes both for the replies that follow.
  *
  * It times every response from its request headers to the last byte written, keyed by the
  * `bench-turn-…` marker in the newest user input, and GET /stats hands those times over (and
@@ -17,14 +18,21 @@ import { parseArgs } from 'node:util';
 import { responsesReply } from '../../test/support/fake-provider-wire.ts';
 
 const { values } = parseArgs({ options: { words: { type: 'string', default: '8' }, 'frames-per-second': { type: 'string', default: '0' } } });
-const words = Number(values.words);
-const framesPerSecond = Number(values['frames-per-second']);
 const ID_PLACEHOLDER = 'BENCHREPLYID';
 const PACE_TICK_MS = 4;
 
-const replyText = Array.from({ length: words }, (_, index) => `word${index}`).join(' ') + '.';
-const template = responsesReply({ text: replyText }, { model: 'fake-model', id: ID_PLACEHOLDER, encryptedReasoning: false, includeUsage: false });
-const wholeTemplate = template.join('');
+let framesPerSecond = 0;
+let template: string[] = [];
+let wholeTemplate = '';
+configure(Number(values.words), Number(values['frames-per-second']));
+
+function configure(words: number, pace: number): void {
+  if (!Number.isSafeInteger(words) || words < 1 || !(pace >= 0)) throw new Error('words must be a positive integer and framesPerSecond >= 0');
+  const text = Array.from({ length: words }, (_, index) => `word${index}`).join(' ') + '.';
+  template = responsesReply({ text }, { model: 'fake-model', id: ID_PLACEHOLDER, encryptedReasoning: false, includeUsage: false });
+  wholeTemplate = template.join('');
+  framesPerSecond = pace;
+}
 
 let replies = 0;
 let pending = new Map<string, number>();
@@ -34,6 +42,12 @@ const server = createServer((request, response) => {
   readBody(request).then(
     (body) => {
       if (request.method === 'GET' && request.url === '/stats') return sendStats(response);
+      if (request.method === 'POST' && request.url === '/config') {
+        const wanted = JSON.parse(body) as { words: number; framesPerSecond: number };
+        configure(wanted.words, wanted.framesPerSecond);
+        response.writeHead(204);
+        return void response.end();
+      }
       if (request.method !== 'POST' || request.url !== '/v1/responses') {
         response.writeHead(404, { 'content-type': 'application/json' });
         return void response.end('{"error":{"message":"no such route"}}');
@@ -45,7 +59,7 @@ const server = createServer((request, response) => {
         if (marker !== null) pending.set(marker, (pending.get(marker) ?? 0) + performance.now() - startedMs);
       });
       response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-      if (framesPerSecond > 0) pace(response, template.map((frame) => frame.replaceAll(ID_PLACEHOLDER, id)));
+      if (framesPerSecond > 0) pace(response, template.map((frame) => frame.replaceAll(ID_PLACEHOLDER, id)), framesPerSecond);
       else response.end(wholeTemplate.replaceAll(ID_PLACEHOLDER, id));
     },
     () => response.destroy(),
@@ -53,7 +67,7 @@ const server = createServer((request, response) => {
 });
 
 /** Writes the frames that are due by now every few milliseconds, so events arrive at a steady rate. */
-function pace(response: ServerResponse, frames: string[]): void {
+function pace(response: ServerResponse, frames: string[], framesPerSecond: number): void {
   const startedMs = performance.now();
   let sent = 0;
   const timer = setInterval(() => {

@@ -17,8 +17,11 @@ export interface TurnEnd {
 export class TurnWatcher {
   private readonly ended = new Map<string, TurnEnd>();
   private readonly waiters = new Map<string, (end: TurnEnd) => void>();
+  /** the highest event id read so far (-1 before any) */
+  newestId = -1;
 
   readonly onFrame = (frame: SseFrame): void => {
+    if (frame.id !== null && frame.id > this.newestId) this.newestId = frame.id;
     if (!TERMINAL_EVENTS.has(frame.event)) return;
     const turnId = (JSON.parse(frame.data) as { turnId: string }).turnId;
     const end = { event: frame.event, atMs: performance.now() };

@@ -1,0 +1,100 @@
+/**
+ * Figure 4 of docs/PERFORMANCE.md: turns against a zero-latency fake model, 4 in flight.
+ *
+ *   node --import tsx bench/turns.ts          (BENCH_TURNS turns, at most BENCH_SECONDS × 4 s)
+ *
+ * Wall time is taken by the client, from sending POST /v1/sessions/:id/turns to reading the
+ * turn's terminal event on GET /v1/events. The fake model times each of its responses from the
+ * request's headers to the last byte written; server overhead = wall time − that model time.
+ */
+import { modelsFor, startAgentd, startFakeModel, type AgentdChild, type FakeModelChild } from './support/children.ts';
+import { HttpClient } from './support/http-client.ts';
+import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
+import { SseSubscriber } from './support/sse-subscriber.ts';
+import { runTurns, TurnWatcher, type TurnRun } from './support/turn-driver.ts';
+
+export const TURN_LIMIT_ARGS = ['--max-concurrent-turns', '8', '--max-queued-turns', '1000', '--max-event-subscribers', '400'];
+export const IN_FLIGHT = 4;
+export const TURNS_PER_SESSION = 10;
+
+export interface TurnBenchOptions {
+  turns: number;
+  seconds: number;
+}
+
+export function turnOptionsFromEnv(): TurnBenchOptions {
+  return { turns: Number(process.env.BENCH_TURNS ?? 3000), seconds: Number(process.env.BENCH_SECONDS ?? 5) * 4 };
+}
+
+/** Drives turns through one SSE watcher; the caller owns both children. */
+export async function driveTurns(
+  agentd: AgentdChild,
+  run: { turns: number; seconds: number; label: string; inFlight?: number; onTurn?: (finished: number) => void | Promise<void> },
+): Promise<TurnRun & { newestEventId: number }> {
+  const client = new HttpClient(agentd.url);
+  const watcher = new TurnWatcher();
+  const subscriber = await SseSubscriber.connect(agentd.url, watcher.onFrame);
+  try {
+    const turnRun = await runTurns({
+      client,
+      watcher,
+      inFlight: run.inFlight ?? IN_FLIGHT,
+      turns: run.turns,
+      timeLimitMs: run.seconds * 1000,
+      turnsPerSession: TURNS_PER_SESSION,
+      runLabel: run.label,
+      onTurn: run.onTurn,
+    });
+    return { ...turnRun, newestEventId: watcher.newestId };
+  } finally {
+    await subscriber.closeAndWait();
+    client.close();
+  }
+}
+
+export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, options: TurnBenchOptions): Promise<void> {
+  await driveTurns(agentd, { turns: 200, seconds: 30, label: 'warmup' });
+  await fake.takeResponseTimes();
+  const run = await driveTurns(agentd, { turns: options.turns, seconds: options.seconds, label: 'measured' });
+  const overheads = overheadsOf(run, await fake.takeResponseTimes());
+  // One turn at a time: what the server adds to a turn when it is not also waiting for others.
+  const alone = await driveTurns(agentd, { turns: 300, seconds: options.seconds, label: 'alone', inFlight: 1 });
+  const aloneOverheads = overheadsOf(alone, await fake.takeResponseTimes());
+
+  const completed = run.timings.filter((timing) => timing.event === 'turn.completed').length;
+  const rate = (completed * 1000) / run.elapsedMs;
+  printFigure({
+    name: 'Turns against a zero-latency fake model',
+    value: `${whole(rate)} completed turns/s`,
+    target: '≥ 190/s',
+    met: rate >= 190 && completed === run.timings.length,
+    detail: `${IN_FLIGHT} in flight, ${TURNS_PER_SESSION} turns per session, ${run.timings.length} turns in ${fixed(run.elapsedMs / 1000)} s; ${run.timings.length - completed} not completed`,
+  });
+  const p50 = percentile(aloneOverheads, 0.5);
+  printFigure({
+    name: 'Server overhead per turn, one turn at a time',
+    value: `p50 ${fixed(p50, 2)} ms, p99 ${fixed(percentile(aloneOverheads, 0.99), 2)} ms`,
+    target: 'p50 ≤ 3 ms',
+    met: p50 <= 3,
+    detail: `client wall time (POST → terminal SSE event) minus the fake model's response time, ${aloneOverheads.length} turns`,
+  });
+  printFigure({
+    name: `Server overhead per turn, ${IN_FLIGHT} in flight`,
+    value: `p50 ${fixed(percentile(overheads, 0.5), 2)} ms, p99 ${fixed(percentile(overheads, 0.99), 2)} ms`,
+    detail: `same measure under the throughput run above: includes waiting for the other ${IN_FLIGHT - 1} turns on one core`,
+  });
+}
+
+function overheadsOf(run: TurnRun, modelMs: Map<string, number>): number[] {
+  return run.timings.map((timing) => timing.wallMs - (modelMs.get(timing.marker) ?? Number.NaN)).filter(Number.isFinite);
+}
+
+runIfMain(import.meta.url, async () => {
+  const fake = await startFakeModel();
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS });
+  try {
+    await benchTurns(agentd, fake, turnOptionsFromEnv());
+  } finally {
+    await Promise.all([agentd.stop(), fake.stop()]);
+  }
+});
