@@ -74,6 +74,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
 
   let boundPort = config.port;
   const models = catalog.models.map(toModelDto);
+  const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, null);
   const app = buildApp({
     logger: log,
     maximumRequestBytes: config.limits.maximumRequestBytes,
@@ -83,7 +84,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       ping: () => store.ping(),
       openApiDocument: buildOpenApiDocument(VERSION),
       models: () => models,
-      subscriberLimits: new SubscriberLimits(config.limits.maxEventSubscribers, null),
+      subscriberLimits: subscribers,
       keepAliveMs: tuning.keepAliveMs,
     }),
   });
@@ -111,6 +112,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         // Stop accepting, let in-flight requests finish, end live turns durably, then close.
         const closingApp = app.close();
         await runtime.close();
+        // Live SSE streams never end on their own; the final turn events went out above.
+        subscribers.endAll();
         await closingApp;
         await store.close();
       })();

@@ -1,12 +1,17 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { KEEP_ALIVE_FRAME, type EventLog } from '../runtime/event-log.ts';
 
 export const KEEP_ALIVE_MS = 15_000;
 
-/** Counts SSE connections against the global and per-boundary limits (CONTRACT.md §6). */
+/**
+ * Counts SSE connections against the global and per-boundary limits (CONTRACT.md §6), and knows
+ * the open streams so a stopping server can end them instead of waiting for clients to leave.
+ */
 export class SubscriberLimits {
   private global = 0;
+  private readonly streams = new Set<ServerResponse>();
   private readonly perBoundary = new Map<string, number>();
 
   constructor(
@@ -14,6 +19,15 @@ export class SubscriberLimits {
     /** null in single-user mode: the one boundary is bounded by the global limit only */
     private readonly maxPerBoundary: number | null,
   ) {}
+
+  track(response: ServerResponse): void {
+    this.streams.add(response);
+    response.once('close', () => this.streams.delete(response));
+  }
+
+  endAll(): void {
+    for (const response of this.streams) response.end();
+  }
 
   acquire(boundaryId: string): () => void {
     if (this.global >= this.maxGlobal) throw new ApiError('event_subscriber_limit', 'too many event subscribers');
@@ -46,7 +60,7 @@ export function parseLastEventId(request: FastifyRequest): number | null {
  * GET /v1/events: replay after Last-Event-ID, then live frames. The response is taken over from
  * Fastify; a keep-alive comment goes out after 15 s without a frame.
  */
-export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: EventLog, release: () => void, keepAliveMs = KEEP_ALIVE_MS): void {
+export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: EventLog, subscribers: SubscriberLimits, release: () => void, keepAliveMs = KEEP_ALIVE_MS): void {
   const lastEventId = parseLastEventId(request);
   reply.hijack();
   const response = reply.raw;
@@ -60,6 +74,7 @@ export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: 
   for (const [name, value] of Object.entries(reply.getHeaders())) if (typeof value === 'string') headers[name] = value;
   response.writeHead(200, headers);
   response.flushHeaders();
+  subscribers.track(response);
 
   let keepAlive: NodeJS.Timeout;
   const armKeepAlive = () => {

@@ -88,7 +88,7 @@ export function createHandlers(context: HandlerContext) {
       const runtime = context.runtimeFor(request);
       parseLastEventId(request);
       const release = context.subscriberLimits.acquire(runtime.boundary.id);
-      streamEvents(request, reply, runtime.hub.log, release, context.keepAliveMs);
+      streamEvents(request, reply, runtime.hub.log, context.subscriberLimits, release, context.keepAliveMs);
       return reply;
     },
   } satisfies Record<string, Handler>;

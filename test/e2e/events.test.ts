@@ -179,6 +179,17 @@ describe('subscriber limits', () => {
 
 });
 
+describe('shutdown', () => {
+  it('ends open event streams when the server stops, instead of waiting for clients to leave', async () => {
+    const server = await startTestServer();
+    const stream = await rawSubscribe(server);
+    stream.resume();
+    const ended = new Promise<void>((resolve) => stream.on('end', resolve));
+    await server.close();
+    await ended;
+  });
+});
+
 describe('event ids across a restart', () => {
   it('never repeats an id, and replays nothing from before the restart', async () => {
     const fake = await startFakeProvider();
