@@ -56,6 +56,8 @@ export class AgentLoopFailure extends Error {
     override readonly cause: unknown,
     readonly partialItems: CanonicalItem[],
     readonly discardedText: string[],
+    /** tokens the completed steps used before the failure: they were billed all the same */
+    readonly usage: Usage | null,
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
@@ -108,9 +110,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   } catch (error) {
     if (error instanceof StepFailure) {
       discardedText.push(...error.partialText);
-      throw new AgentLoopFailure(error.cause, items, discardedText);
+      throw new AgentLoopFailure(error.cause, items, discardedText, usage);
     }
-    throw new AgentLoopFailure(error, items, discardedText);
+    throw new AgentLoopFailure(error, items, discardedText, usage);
   }
 
   function finish(completion: Completion): AgentLoopResult {

@@ -5,7 +5,7 @@ import { runAgentLoop, AgentLoopFailure, type ToolCall, type ToolCallResult, typ
 import type { StepListener } from '../agent/model-step.ts';
 import { buildTelemetry } from '../agent/telemetry.ts';
 import { codingInstructions } from '../agent/instructions.ts';
-import type { CanonicalItem, ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
+import type { CanonicalItem, ProviderAdapter, ToolSpec, Usage } from '../agent/providers/types.ts';
 import { ProviderError } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
@@ -101,16 +101,17 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
 
 type Outcome =
   | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number; effect: HistoryEffect }
-  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[] };
+  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; usage: Usage | null };
 
 function failureOutcome(error: unknown, turn: ActiveTurn): Outcome {
   const cause = error instanceof AgentLoopFailure ? error.cause : error;
   const partialItems = error instanceof AgentLoopFailure ? error.partialItems : [];
   const discardedText = error instanceof AgentLoopFailure ? error.discardedText : [];
+  const usage = error instanceof AgentLoopFailure ? error.usage : null;
   if (turn.abort.signal.aborted && turn.abort.signal.reason instanceof TurnCancelled) {
-    return { kind: 'cancelled', error: 'cancelled', partialItems, discardedText };
+    return { kind: 'cancelled', error: 'cancelled', partialItems, discardedText, usage };
   }
-  return { kind: 'failed', error: describeFailure(cause), partialItems, discardedText };
+  return { kind: 'failed', error: describeFailure(cause), partialItems, discardedText, usage };
 }
 
 export function describeFailure(cause: unknown): string {
@@ -133,7 +134,7 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
   if (outcome.kind === 'completed') {
     const { result, model } = outcome;
     const text = result.assistantText === null ? null : boundEventText(result.assistantText);
-    usage = result.usage ? { input: result.usage.inputTokens, output: result.usage.outputTokens, cached: result.usage.cachedTokens } : null;
+    usage = toUsageCounters(result.usage);
     record.status = 'completed';
     record.error = null;
     record.output = {
@@ -174,6 +175,8 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
   } else {
     record.status = outcome.kind;
     record.error = outcome.error;
+    // Steps that completed before the failure were billed: they count, in history and session.
+    usage = toUsageCounters(outcome.usage);
     // Partial output is for display only: it never reaches `items`, so never a model again.
     history = {
       index: index ?? 0,
@@ -186,7 +189,7 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
       effect: 'append',
       items: [],
       displayItems: [...outcome.partialItems, ...discardedAsDisplay(outcome.discardedText)],
-      usage: null,
+      usage,
       providerTelemetry: null,
     };
   }
@@ -205,6 +208,10 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
   Object.assign(turn.record, record);
   deps.turns.emitTerminal(turn);
   deps.turns.completed(turn);
+}
+
+function toUsageCounters(usage: Usage | null) {
+  return usage ? { input: usage.inputTokens, output: usage.outputTokens, cached: usage.cachedTokens } : null;
 }
 
 function discardedAsDisplay(texts: string[]): CanonicalItem[] {

@@ -4,6 +4,7 @@ import { BACKENDS } from '../support/backends.ts';
 import { startTestServer, fakeProviderModels, waitForTurn, waitForStatus, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
+import { readHistoryRange } from '../../src/store/history.ts';
 
 for (const backend of BACKENDS) {
   describe(`turns on ${backend}`, () => {
@@ -194,6 +195,22 @@ for (const backend of BACKENDS) {
       const input = fake.requests[fake.requests.length - 1].body.input;
       assert.ok(!JSON.stringify(input).includes('half an ans'), 'failed partial output never reaches a model');
       assert.ok(!JSON.stringify(input).includes('"go"'), 'a failed turn adds nothing to the model context');
+    });
+
+    it('counts the usage of steps that completed before a turn failed', async () => {
+      const session = await newSession();
+      fake.enqueue(
+        { kind: 'reply', toolCalls: [{ name: 'list_dir', arguments: '{}' }], usage: { input: 70, output: 7, cached: 0 } },
+        { kind: 'mid-stream-error', code: 'invalid_prompt', message: 'bad prompt' } as never,
+      );
+      const turn = await submit(session.id, { input: 'go' });
+      const done = await waitForTurn(server, turn.json.id);
+      assert.equal(done.status, 'failed');
+      const updated = (await server.request('GET', `/v1/sessions/${session.id}`)).json;
+      assert.deepEqual(updated.usage, { input: 70, output: 7, cached: 0 });
+      const rows = await readHistoryRange(server.server.store.db, session.id, 0, 10);
+      assert.deepEqual(rows[0].usage, { input: 70, output: 7, cached: 0 });
+      assert.deepEqual(rows[0].items, []);
     });
 
     it('cancels a queued turn and a running turn, aborting the provider request', async () => {
