@@ -102,9 +102,9 @@ export async function startAgentd(options: AgentdOptions = {}): Promise<AgentdCh
   };
 }
 
-/** The ceiling: Fastify with one JSON route and nothing else, run the same way (tsx, own process). */
+/** The ceiling: Fastify with one JSON route and nothing else, plain JavaScript in its own process. */
 export function startHello(): Promise<Child> {
-  return spawnScript('hello-server.ts', /hello listening on (http:\/\/\S+)/);
+  return spawnScript('hello-server.mjs', /hello listening on (http:\/\/\S+)/);
 }
 
 export interface FakeModelChild extends Child {
@@ -138,10 +138,11 @@ export async function startFakeModel(options: { words?: number; framesPerSecond?
   };
 }
 
-/** A script of bench/support run in a child through tsx; it prints `… listening on URL`. */
+/** A script of bench/support run in a child (TypeScript through tsx); it prints `… listening on URL`. */
 export async function spawnScript(name: string, pattern: RegExp, scriptArgs: string[] = []): Promise<Child> {
   const logDir = mkdtempSync(join(tmpdir(), 'agentd-bench-child-'));
-  const args = ['--import', 'tsx', join(REPO_ROOT, 'bench', 'support', name), ...scriptArgs];
+  const loader = name.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const args = [...loader, join(REPO_ROOT, 'bench', 'support', name), ...scriptArgs];
   const child = await spawnListening(args, pattern, join(logDir, 'child.log'));
   return {
     ...child,

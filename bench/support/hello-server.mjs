@@ -1,4 +1,5 @@
-/** The ceiling of the HTTP figures: a bare Fastify server with one JSON route, no logger, no hooks. */
+// The ceiling of the HTTP figures: a bare Fastify server with one JSON route, no logger, no hooks.
+// Plain JavaScript, run by node itself, as agentd's compiled dist/ is.
 import Fastify from 'fastify';
 
 const app = Fastify();
