@@ -5,46 +5,22 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider, type FakeRequest } from '../support/fake-provider.ts';
-import { EventRecorder } from '../support/events.ts';
+import type { EventRecorder } from '../support/events.ts';
+import { toolOutputSent, useFakeServer } from '../support/harness.ts';
 import { createBackend } from '../support/backends.ts';
 import { openStore } from '../../src/store/database.ts';
 import { EventHub } from '../../src/runtime/event-hub.ts';
 import { HumanRequestRefused, MAX_REQUEST_OPTIONS, RequestBroker } from '../../src/runtime/requests.ts';
 
-/** The output the model received for a call, from the latest provider request that carries it. */
-function toolOutputSent(requests: FakeRequest[], callId: string): string | undefined {
-  for (const request of [...requests].reverse()) {
-    const item = request.body?.input?.find((entry: any) => entry.call_id === callId && String(entry.type).endsWith('_output'));
-    if (item) return String(item.output);
-  }
-  return undefined;
-}
-
 const call = (name: string, callId: string, args: unknown) => ({ name, arguments: JSON.stringify(args), callId });
 
 describe('plan mode and questions through the server', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  let events: EventRecorder;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-    events = new EventRecorder(server.url, { lastEventId: 0 });
-    await events.opened;
-  });
-  after(async () => {
-    events.close();
-    await server.close();
-    await fake.close();
-  });
-
-  const newSession = async () => (await server.request('POST', '/v1/sessions', { body: {} })).json;
-  const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
-  const resolve = (id: string, body: unknown) => server.request('POST', `/v1/requests/${id}/resolve`, { body });
-  const nthRequestOf = async (turnId: string, n: number) => {
-    await events.waitFor(() => events.ofTurn(turnId).filter((event) => event.type === 'request.created').length >= n);
-    return events.ofTurn(turnId).filter((event) => event.type === 'request.created')[n - 1].data.data;
-  };
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  let events!: EventRecorder;
+  const harness = useFakeServer();
+  before(() => ({ fake, server, events } = harness));
+  const { newSession, submit, resolve, nthRequestOf } = harness;
 
   it('enters plan mode, refuses edits there, and sends request_changes feedback and a custom answer to the model', async () => {
     const session = await newSession();

@@ -6,44 +6,20 @@ import { BACKENDS } from '../support/backends.ts';
 import { startTestServer, fakeProviderModels, waitForTurn, waitForStatus, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider, type FakeRequest } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
+import { toolOutputSent, useFakeServer } from '../support/harness.ts';
 import { DENIED_OUTPUT } from '../../src/agent/policy/authorize.ts';
 import { groupIsAlive, processIsAlive } from '../../src/agent/tools/process-group.ts';
 
 const shellCall = (callId: string, command: string[] | string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
 
-/** The output the model received for a call, from the latest provider request that carries it. */
-function toolOutputSent(requests: FakeRequest[], callId: string): string | undefined {
-  for (const request of [...requests].reverse()) {
-    const item = request.body?.input?.find((entry: any) => entry.call_id === callId && String(entry.type).endsWith('_output'));
-    if (item) return String(item.output);
-  }
-  return undefined;
-}
-
 for (const backend of BACKENDS) {
   describe(`tool approvals through the server on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
-    let events: EventRecorder;
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
-      events = new EventRecorder(server.url, { lastEventId: 0 });
-      await events.opened;
-    });
-    after(async () => {
-      events.close();
-      await server.close();
-      await fake.close();
-    });
-
-    const newSession = async () => (await server.request('POST', '/v1/sessions', { body: {} })).json;
-    const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
-    const resolve = (id: string, body: unknown) => server.request('POST', `/v1/requests/${id}/resolve`, { body });
-    const nthRequestOf = async (turnId: string, n: number) => {
-      await events.waitFor(() => events.ofTurn(turnId).filter((event) => event.type === 'request.created').length >= n);
-      return events.ofTurn(turnId).filter((event) => event.type === 'request.created')[n - 1].data.data;
-    };
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    let events!: EventRecorder;
+    const harness = useFakeServer({ backend });
+    before(() => ({ fake, server, events } = harness));
+    const { newSession, submit, resolve, nthRequestOf } = harness;
 
     it('asks before a command that changes things; the turn waits, then runs once allowed', async () => {
       const session = await newSession();
