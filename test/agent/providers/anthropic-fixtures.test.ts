@@ -6,57 +6,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { canonicalToAnthropic } from '../../../src/agent/providers/anthropic-convert.ts';
 import { createAnthropicMessagesAdapter } from '../../../src/agent/providers/anthropic-messages.ts';
-import type { CanonicalItem, ModelRequest, ProviderEvent } from '../../../src/agent/providers/types.ts';
+import type { ModelRequest } from '../../../src/agent/providers/types.ts';
 import { fixtureAsSse, fixturePayloads, listFixtures } from '../../support/fixtures.ts';
+import { collectReplay, modelRequest, replayingFetch, type Replay } from './replay-support.ts';
+
+const request = (overrides: Partial<ModelRequest> = {}) => modelRequest(overrides, 'claude-test');
 
 const connection = { provider: 'anthropic', baseUrl: 'https://api.anthropic.test', apiKey: 'test-key-anthropic' };
 
-function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    transportModel: 'claude-test',
-    instructions: 'Be brief.',
-    input: [{ type: 'message', role: 'user', content: 'hello' }],
-    tools: [],
-    effort: null,
-    ...overrides,
-  };
-}
-
-function replayingFetch(body: Buffer): typeof fetch {
-  return async () => {
-    let offset = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (offset >= body.length) return controller.close();
-        controller.enqueue(new Uint8Array(body.subarray(offset, offset + 7)));
-        offset += 7;
-      },
-    });
-    return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
-  };
-}
-
-interface Replay {
-  events: ProviderEvent[];
-  text: string;
-  reasoning: string;
-  items: CanonicalItem[];
-  done: Extract<ProviderEvent, { type: 'response.done' }>;
-}
-
-async function replay(fixture: string, overrides: Partial<ModelRequest> = {}): Promise<Replay> {
+function replay(fixture: string, overrides: Partial<ModelRequest> = {}): Promise<Replay> {
   const adapter = createAnthropicMessagesAdapter(connection, { fetch: replayingFetch(fixtureAsSse(fixture)) });
-  const events: ProviderEvent[] = [];
-  for await (const event of adapter.stream(request(overrides), new AbortController().signal)) events.push(event);
-  const last = events[events.length - 1];
-  assert.equal(last.type, 'response.done', 'the stream ends with response.done');
-  return {
-    events,
-    text: events.map((event) => (event.type === 'text.delta' ? event.text : '')).join(''),
-    reasoning: events.map((event) => (event.type === 'reasoning.delta' ? event.text : '')).join(''),
-    items: events.flatMap((event) => (event.type === 'item.done' ? [event.item] : [])),
-    done: last as Replay['done'],
-  };
+  return collectReplay(adapter, request(overrides));
 }
 
 /** The concatenated deltas of one kind, straight from the recording. */

@@ -7,56 +7,14 @@ import { test } from 'node:test';
 import { createOpenAIChatAdapter } from '../../../src/agent/providers/openai-chat.ts';
 import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../src/agent/providers/types.ts';
 import { fixtureAsSse, listFixtures } from '../../support/fixtures.ts';
-
-function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    transportModel: 'test-model',
-    instructions: 'Be brief.',
-    input: [{ type: 'message', role: 'user', content: 'hello' }],
-    tools: [],
-    effort: null,
-    ...overrides,
-  };
-}
-
-function replayingFetch(body: Buffer): typeof fetch {
-  return async () => {
-    let offset = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (offset >= body.length) return controller.close();
-        controller.enqueue(new Uint8Array(body.subarray(offset, offset + 7)));
-        offset += 7;
-      },
-    });
-    return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream' } });
-  };
-}
-
-interface Replay {
-  events: ProviderEvent[];
-  text: string;
-  reasoning: string;
-  items: CanonicalItem[];
-  done: Extract<ProviderEvent, { type: 'response.done' }>;
-}
+import { collectReplay, modelRequest, replayingFetch, type Replay } from './replay-support.ts';
 
 function adapterFor(fixture: string, provider: string) {
-  return createOpenAIChatAdapter({ provider, baseUrl: 'https://chat.example.test/v1', apiKey: 'test-key-chat' }, { fetch: replayingFetch(fixtureAsSse(fixture)) });
+  return createOpenAIChatAdapter({ provider, baseUrl: 'https://chat.example.test/v1', apiKey: 'test-key-chat' }, { fetch: replayingFetch(fixtureAsSse(fixture), 'text/event-stream') });
 }
 
-async function replay(fixture: string, provider: string, overrides: Partial<ModelRequest> = {}): Promise<Replay> {
-  const events: ProviderEvent[] = [];
-  for await (const event of adapterFor(fixture, provider).stream(request(overrides), new AbortController().signal)) events.push(event);
-  const last = events[events.length - 1];
-  assert.equal(last.type, 'response.done', 'the stream ends with response.done');
-  return {
-    events,
-    text: events.map((event) => (event.type === 'text.delta' ? event.text : '')).join(''),
-    reasoning: events.map((event) => (event.type === 'reasoning.delta' ? event.text : '')).join(''),
-    items: events.flatMap((event) => (event.type === 'item.done' ? [event.item] : [])),
-    done: last as Replay['done'],
-  };
+function replay(fixture: string, provider: string, overrides: Partial<ModelRequest> = {}): Promise<Replay> {
+  return collectReplay(adapterFor(fixture, provider), modelRequest(overrides));
 }
 
 function calls(items: CanonicalItem[]) {
@@ -99,7 +57,7 @@ const expectations: Record<string, (fixture: string) => Promise<void>> = {
     const events: ProviderEvent[] = [];
     let failure: unknown;
     try {
-      for await (const event of adapterFor(fixture, 'groq').stream(request(), new AbortController().signal)) events.push(event);
+      for await (const event of adapterFor(fixture, 'groq').stream(modelRequest(), new AbortController().signal)) events.push(event);
     } catch (error) {
       failure = error;
     }
