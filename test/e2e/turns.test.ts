@@ -5,6 +5,7 @@ import { startTestServer, fakeProviderModels, waitForTurn, waitForStatus, type T
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
+import { MAX_AGENT_STEPS } from '../../src/runtime/turn-runner.ts';
 
 for (const backend of BACKENDS) {
   describe(`turns on ${backend}`, () => {
@@ -221,6 +222,19 @@ for (const backend of BACKENDS) {
       const cancelled = await server.request('POST', `/v1/turns/${running.json.id}/cancel`);
       assert.equal(cancelled.json.status, 'cancelled');
       assert.equal(cancelled.json.error, 'cancelled');
+    });
+
+    it('stops a model that keeps calling tools at the step limit, as an incomplete completion', async () => {
+      const session = await newSession();
+      const looping = Array.from({ length: MAX_AGENT_STEPS }, (_, index) => ({ kind: 'reply' as const, toolCalls: [{ name: 'list_dir', arguments: '{}', callId: `call_loop_${index}` }] }));
+      fake.enqueue(...looping);
+      const before = fake.requests.length;
+      const turn = await submit(session.id, { input: 'loop forever' });
+      const done = await waitForTurn(server, turn.json.id, 60_000);
+      assert.equal(done.status, 'completed');
+      assert.equal(fake.requests.length - before, MAX_AGENT_STEPS, 'exactly the step limit of model requests (one more would get a plain answer)');
+      const result = await server.request('GET', `/v1/turns/${turn.json.id}/result`);
+      assert.deepEqual(result.json.output.completion, { status: 'incomplete', reason: 'step_limit', reasoningTokens: 0 });
     });
 
     it('answers 404 for unknown turns', async () => {
