@@ -139,7 +139,12 @@ export class TurnService {
 
   async list(rawSessionId: string | null): Promise<TurnRecord[]> {
     const sessionId = rawSessionId === null ? null : (normalizeUuid(rawSessionId) ?? rawSessionId);
-    return turnsTable.listTurns(this.boundary.db, this.boundary.id, sessionId, 200);
+    const stored = await turnsTable.listTurns(this.boundary.db, this.boundary.id, sessionId, 200);
+    // A live turn's in-memory record is the newest truth (e.g. waiting_for_input before it is stored).
+    return stored.map((record) => {
+      const live = this.activeById.get(record.id);
+      return live ? { ...live.record } : record;
+    });
   }
 
   /** Queued, running or waiting becomes cancelled; the answer is the final, durable record. */
