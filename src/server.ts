@@ -6,6 +6,7 @@ import { loadCatalog } from './config/catalog.ts';
 import { openStore, type Store } from './store/database.ts';
 import { canonicalizeRoot } from './workspace/paths.ts';
 import { buildOpenApiDocument } from './api/openapi.ts';
+import { loadContract } from './api/contract.ts';
 import { buildApp } from './http/app.ts';
 import { createHandlers } from './http/handlers.ts';
 import { BoundaryRuntime } from './runtime/boundary-runtime.ts';
@@ -75,14 +76,16 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   let boundPort = config.port;
   const models = catalog.models.map(toModelDto);
   const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, null);
+  const contract = await loadContract();
   const app = buildApp({
+    operations: contract.operations,
     logger: log,
     maximumRequestBytes: config.limits.maximumRequestBytes,
     access: { corsOrigins: new Set(config.corsOrigins), token: config.token ? Buffer.from(config.token) : null, port: () => boundPort },
     handlers: createHandlers({
       runtimeFor: () => runtime,
       ping: () => store.ping(),
-      openApiDocument: buildOpenApiDocument(VERSION),
+      openApiDocument: buildOpenApiDocument(VERSION, contract),
       models: () => models,
       subscriberLimits: subscribers,
       keepAliveMs: tuning.keepAliveMs,

@@ -1,5 +1,4 @@
-import { NAMED_SCHEMAS } from './schemas.ts';
-import { OPERATIONS } from './operations.ts';
+import type { Contract } from './contract.ts';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid request', 401: 'missing or wrong bearer token', 403: 'origin, host or workspace refused',
@@ -9,12 +8,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 /** Builds the OpenAPI 3.1 document from the operation table and the named schemas, once. */
-export function buildOpenApiDocument(version: string): Record<string, unknown> {
+export function buildOpenApiDocument(version: string, contract: Contract): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(NAMED_SCHEMAS)) schemas[name] = toJsonSchema(schema, name);
+  const named = contract.namedSchemas;
+  for (const [name, schema] of Object.entries(named)) schemas[name] = toJsonSchema(named, schema, name);
 
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const operation of OPERATIONS) {
+  for (const operation of contract.operations) {
     const path = operation.url.replace(/:(\w+)/g, '{$1}');
     const parameters: unknown[] = [];
     for (const match of operation.url.matchAll(/:(\w+)/g)) {
@@ -26,7 +26,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
     const responses: Record<string, unknown> = {};
     const success = operation.success;
     responses[String(success.status)] = success.schema
-      ? { description: success.description, content: { [success.contentType ?? 'application/json']: { schema: toJsonSchema(success.schema) } } }
+      ? { description: success.description, content: { [success.contentType ?? 'application/json']: { schema: toJsonSchema(named, success.schema) } } }
       : { description: success.description };
     for (const status of [...operation.errors, 401, 500]) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
@@ -36,7 +36,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
       operationId: operation.operationId,
       summary: operation.summary,
       ...(parameters.length ? { parameters } : {}),
-      ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(operation.body) } } } } : {}),
+      ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(named, operation.body) } } } } : {}),
       responses,
     };
   }
@@ -54,13 +54,13 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
 }
 
 /** Plain JSON Schema with every nested named schema (recognised by its title) replaced by a $ref. */
-function toJsonSchema(schema: unknown, ownName?: string): unknown {
+function toJsonSchema(named: Record<string, unknown>, schema: unknown, ownName?: string): unknown {
   const walk = (value: unknown, depth: number): unknown => {
     if (Array.isArray(value)) return value.map((entry) => walk(entry, depth + 1));
     if (typeof value !== 'object' || value === null) return value;
     const object = value as Record<string, unknown>;
     const title = object.title;
-    if (typeof title === 'string' && title in NAMED_SCHEMAS && !(depth === 0 && title === ownName)) {
+    if (typeof title === 'string' && title in named && !(depth === 0 && title === ownName)) {
       return { $ref: `#/components/schemas/${title}` };
     }
     const copy: Record<string, unknown> = {};

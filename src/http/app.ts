@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import { ApiError } from '../domain/errors.ts';
 import { requestId } from './request-id.ts';
-import { OPERATIONS, type Operation } from '../api/operations.ts';
+import type { Operation } from '../api/operations.ts';
 import { checkAccess, type AccessPolicy } from './access.ts';
 import { sendError, toApiError } from './error-reply.ts';
 import type { Handlers } from './handlers.ts';
@@ -12,6 +12,7 @@ export interface AppOptions {
   access: AccessPolicy;
   maximumRequestBytes: number;
   handlers: Handlers;
+  operations: Operation[];
 }
 
 declare module 'fastify' {
@@ -85,7 +86,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     sendError(reply, new ApiError('route_not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id);
   });
 
-  for (const operation of OPERATIONS) registerOperation(app, operation, options.handlers);
+  for (const operation of options.operations) registerOperation(app, operation, options.handlers);
   return app;
 }
 

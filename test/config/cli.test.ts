@@ -110,6 +110,12 @@ describe('agentd command line', () => {
     assert.ok(!output.includes(TOKEN), 'the token never reaches the logs');
     const health = await http('GET', `${url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(health.status, 200);
+    // the built server reads its contract from dist/api/contract.json: it validates and describes alike
+    const description = await http('GET', `${url}/openapi.json`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(Object.keys(description.json.paths).length, 17);
+    const unknownField = await http('POST', `${url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN}` }, body: { colour: 'blue' } });
+    assert.equal(unknownField.status, 400);
+    assert.equal(unknownField.json.error.details[0].path, '/colour');
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
