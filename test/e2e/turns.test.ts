@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
-import { startTestServer, fakeProviderModels, waitForTurn, waitForStatus, type TestServer } from '../support/server.ts';
+import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
@@ -105,8 +105,10 @@ for (const backend of BACKENDS) {
       assert.equal(blank.status, 422);
       assert.equal(blank.json.error.code, 'empty_input');
       fake.enqueue({ kind: 'hang' });
+      const sent = fake.requests.length;
       const running = await submit(session.id, { input: 'wait forever' });
-      await waitForStatus(server, running.json.id, 'running');
+      // the hang must be in flight: a turn cancelled before its request would leave it queued
+      await fake.waitForRequests(sent + 1);
       const second = await submit(session.id, { input: 'me too' });
       assert.equal(second.status, 409);
       assert.equal(second.json.error.code, 'session_busy');
@@ -217,8 +219,10 @@ for (const backend of BACKENDS) {
     it('cancels a queued turn and a running turn, aborting the provider request', async () => {
       const session = await newSession();
       fake.enqueue({ kind: 'hang', afterText: 'thinking…' });
+      const sent = fake.requests.length;
       const running = await submit(session.id, { input: 'long' });
-      await waitForStatus(server, running.json.id, 'running');
+      await fake.waitForRequests(sent + 1);
+      assert.equal((await server.request('GET', `/v1/turns/${running.json.id}`)).json.status, 'running');
       const cancelled = await server.request('POST', `/v1/turns/${running.json.id}/cancel`);
       assert.equal(cancelled.json.status, 'cancelled');
       assert.equal(cancelled.json.error, 'cancelled');
@@ -263,8 +267,9 @@ describe('the scheduler through the server', () => {
   it('queues at the running limit, records a failed turn past the queue limit, and cancels a queued turn', async () => {
     const sessions = await Promise.all([0, 1, 2].map(async () => (await server.request('POST', '/v1/sessions', { body: {} })).json));
     fake.enqueue({ kind: 'hang' });
+    const sent = fake.requests.length;
     const running = await server.request('POST', `/v1/sessions/${sessions[0].id}/turns`, { body: { input: 'one' } });
-    await waitForStatus(server, running.json.id, 'running');
+    await fake.waitForRequests(sent + 1);
     const queued = await server.request('POST', `/v1/sessions/${sessions[1].id}/turns`, { body: { input: 'two' } });
     assert.equal(queued.json.status, 'queued');
     const refused = await server.request('POST', `/v1/sessions/${sessions[2].id}/turns`, { body: { input: 'three' } });
