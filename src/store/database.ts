@@ -41,17 +41,7 @@ async function openSqlite(stateDir: string): Promise<Store> {
   file.pragma('synchronous = NORMAL');
   file.pragma('busy_timeout = 5000');
   file.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
-  return {
-    db,
-    backend: 'sqlite',
-    async ping() {
-      await sql`select 1`.execute(db);
-    },
-    async close() {
-      await db.destroy();
-    },
-  };
+  return storeOver(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) }), 'sqlite');
 }
 
 /** Enough for every query shape the store builds; the oldest is dropped beyond it. */
@@ -112,16 +102,17 @@ async function openPostgres(url: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+}
+
+function storeOver(db: Db, backend: Store['backend']): Store {
   return {
     db,
-    backend: 'postgres',
+    backend,
     async ping() {
       await sql`select 1`.execute(db);
     },
-    async close() {
-      await db.destroy();
-    },
+    close: () => db.destroy(),
   };
 }
 

@@ -4,12 +4,13 @@
  * other dialect; its next turn must send the converted context: the same tool call ids, arguments,
  * outputs and text, with reasoning dropped where that dialect cannot read it.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { useFakeServer } from '../support/harness.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider, type FakeStep } from '../support/fake-provider.ts';
+import { waitForTurn, type TestServer } from '../support/server.ts';
+import { fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider, type FakeStep } from '../support/fake-provider.ts';
 import { insertHistoryTurn, readHistoryRange } from '../../src/store/history.ts';
 
 const QUESTION = 'What do the notes say?';
@@ -17,16 +18,12 @@ const THINKING = 'The notes file should hold the answer.';
 const FOLLOW_UP = 'And what was the question?';
 
 describe('a history written by one dialect, continued by another', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const harness = useFakeServer();
+  before(() => {
+    ({ fake, server } = harness);
     writeFileSync(join(server.workspace, 'notes.txt'), 'the answer is 42\n');
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
   });
 
   const db = () => server.server.store.db;

@@ -3,12 +3,13 @@
  * with reasoning, streamed as SSE and stored as canonical history, and rate-limit retries that
  * honour each provider's own reset headers.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider } from '../support/fake-provider.ts';
+import { waitForTurn, type TestServer } from '../support/server.ts';
+import { fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { EventRecorder } from '../support/events.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 
@@ -52,16 +53,12 @@ const DIALECTS = [
 ] as const;
 
 describe('every dialect through the real server', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const harness = useFakeServer();
+  before(() => {
+    ({ fake, server } = harness);
     writeFileSync(join(server.workspace, 'notes.txt'), 'the answer is 42\n');
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
   });
 
   /** An SSE subscriber from the start of the log, closed even when an assertion fails. */
