@@ -36,7 +36,6 @@ export const ERROR_STATUS = {
   event_subscriber_limit: 429,
   tenant_event_subscriber_limit: 429,
   internal_error: 500,
-  not_implemented: 501,
   store_unavailable: 503,
   model_catalog_empty: 503,
   server_stopping: 503,
