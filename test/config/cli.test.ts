@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { SERVE_FLAGS } from '../../src/config/flags.ts';
 import { http } from '../support/http.ts';
+import { request as httpRequest } from 'node:http';
 
 const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
 const TOKEN = 't'.repeat(32);
@@ -120,5 +121,32 @@ describe('agentd command line', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
     assert.ok(!output.includes(TOKEN));
+  });
+
+  it('on SIGINT finishes a request already in flight, then stops accepting and exits 0', async () => {
+    const dir = scratch();
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--state-dir', dir, '--workspace-root', dir], { env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    while (!/listening on (http:\/\/\S+)/.test(output)) await once(child.stdout, 'data');
+    const url = new URL(output.match(/listening on (http:\/\/\S+)/)![1]);
+    // a request whose body is still arriving when the signal comes
+    const response = new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path: '/v1/sessions', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '2' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.write('{');
+      setTimeout(() => {
+        child.kill('SIGINT');
+        setTimeout(() => req.end('}'), 300);
+      }, 100);
+    });
+    // 503 model_catalog_empty: no model is configured, but the request was read and answered
+    assert.equal(await response, 503);
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    await assert.rejects(http('GET', `${url.origin}/healthz`), 'no longer accepting');
   });
 });
