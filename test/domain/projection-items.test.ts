@@ -1,15 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProjectionBudget, projectHistoryItems } from '../../src/domain/projection.ts';
+import { projectOne } from './projection-support.ts';
 
 type Json = Record<string, any>;
-
-function projectOne(item: unknown): unknown {
-  const budget = createProjectionBudget();
-  const projected = projectHistoryItems([item], budget);
-  assert.equal(budget.truncated, false, 'these fixtures fit the budget');
-  return projected[0];
-}
 
 /** Expects `kept` to survive unchanged and every field of `dropped` to disappear. */
 function assertKeeps(kept: Json, dropped: Json = { not_listed: 'gone' }): void {

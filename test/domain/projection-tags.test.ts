@@ -1,15 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { OPAQUE_ITEM_TYPES, createProjectionBudget, projectHistoryItems } from '../../src/domain/projection.ts';
+import { projectOne } from './projection-support.ts';
 
 type Json = Record<string, any>;
-
-function projectOne(item: unknown): unknown {
-  const budget = createProjectionBudget();
-  const projected = projectHistoryItems([item], budget);
-  assert.equal(budget.truncated, false, 'these fixtures fit the budget');
-  return projected[0];
-}
 
 describe('message content parts (SPEC.md §2)', () => {
   const parts: Json[] = [
