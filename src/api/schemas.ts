@@ -11,9 +11,7 @@ const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601
 const UuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const Uuid = Type.String({ pattern: UuidPattern });
 
-export const EffortValues = ['none', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 const EffortSchema = Type.Union([Type.Literal('none'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('xhigh'), Type.Literal('max')]);
-export const TurnStatusValues = ['queued', 'running', 'waiting_for_input', 'completed', 'failed', 'cancelled'] as const;
 const TurnStatus = Type.Union([
   Type.Literal('queued'), Type.Literal('running'), Type.Literal('waiting_for_input'),
   Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled'),

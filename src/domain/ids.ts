@@ -25,10 +25,6 @@ export function uuidv7(): string {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
-
 /** Ids in paths are accepted in any case and stored lower-case. */
 export function normalizeUuid(value: string): string | null {
   return UUID.test(value) ? value.toLowerCase() : null;

@@ -25,11 +25,6 @@ export interface HistoryTurnRecord {
   providerTelemetry: unknown;
 }
 
-export async function countHistory(db: Db, sessionId: string): Promise<number> {
-  const row = await db.selectFrom('history_turns').select((eb) => eb.fn.countAll<number>().as('count')).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
-  return Number(row.count);
-}
-
 /** The index after the newest turn (the count, since indices are dense from 0). */
 export async function nextHistoryIndex(db: Db, sessionId: string): Promise<number> {
   const row = await db.selectFrom('history_turns').select((eb) => eb.fn.max<number>('idx').as('max')).where('session_id', '=', sessionId).executeTakeFirst();
