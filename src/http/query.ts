@@ -1,4 +1,5 @@
 import { ApiError, type ErrorCode } from '../domain/errors.ts';
+import { normalizeUuid } from '../domain/ids.ts';
 import type { SessionCursor, ArchiveFilter } from '../store/sessions.ts';
 
 type Query = Record<string, string | string[] | undefined>;
@@ -52,6 +53,7 @@ export function parseIndexCursor(query: Query): number | null {
 export function parseOptionalUuid(query: Query, name: string): string | null {
   const raw = single(query, name, 'invalid_query');
   if (raw === undefined) return null;
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw)) throw new ApiError('invalid_query', `${name} must be a UUID`);
-  return raw.toLowerCase();
+  const uuid = normalizeUuid(raw);
+  if (uuid === null) throw new ApiError('invalid_query', `${name} must be a UUID`);
+  return uuid;
 }
