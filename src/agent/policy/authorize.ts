@@ -6,7 +6,11 @@
 import type { HumanDecision, HumanRequestKind } from '../tools/types.ts';
 import { decideToolCall, type PolicyCall, type PolicyContext } from './decide.ts';
 
-export type Authorization = { allowed: true } | { allowed: false; output: string };
+/**
+ * unattended: the call runs without any human decision about it (a read-only call); the runtime
+ * runs such shell commands confined when it can.
+ */
+export type Authorization = { allowed: true; unattended: boolean } | { allowed: false; output: string };
 
 export interface AuthorizationContext extends Omit<PolicyContext, 'sessionAllowances' | 'rootAccessGranted'> {
   /** the session's allowances; allow_session adds to it */
@@ -24,7 +28,7 @@ export async function authorizeToolCall(
   let rootAccessGranted = false;
   for (;;) {
     const decision = decideToolCall(call, { ...context, rootAccessGranted });
-    if (decision.action === 'run') return { allowed: true };
+    if (decision.action === 'run') return { allowed: true, unattended: decision.unattended };
     if (decision.action === 'refuse') return { allowed: false, output: decision.reason };
     const answer = await requestHuman(decision.kind, decision.prompt, decision.options);
     if (decision.kind === 'root_access') {
@@ -34,6 +38,6 @@ export async function authorizeToolCall(
     }
     if (answer.decision === 'allow_session') context.sessionAllowances.add(decision.allowanceKey);
     else if (answer.decision !== 'allow_once') return { allowed: false, output: DENIED_OUTPUT };
-    return { allowed: true };
+    return { allowed: true, unattended: false };
   }
 }

@@ -36,7 +36,8 @@ export interface PolicyContext {
 }
 
 export type PolicyDecision =
-  | { action: 'run' }
+  /** unattended: no human decided (a read-only call); such shell commands run confined */
+  | { action: 'run'; unattended: boolean }
   | { action: 'ask'; kind: 'tool_approval'; prompt: string; options: string[]; allowanceKey: string }
   | { action: 'ask'; kind: 'root_access'; prompt: string; options: string[] }
   | { action: 'refuse'; reason: string };
@@ -64,9 +65,9 @@ export function decideToolCall(call: PolicyCall, context: PolicyContext): Policy
   if (elsewhere.length > 0 && !context.rootAccessGranted && !context.yolo) {
     return { action: 'ask', kind: 'root_access', prompt: rootAccessPrompt(call.name, call.input, elsewhere), options: ROOT_ACCESS_OPTIONS };
   }
-  if (readOnly) return { action: 'run' };
+  if (readOnly) return { action: 'run', unattended: true };
   const key = allowanceKey(call, command);
-  if (context.yolo || context.sessionAllowances.has(key)) return { action: 'run' };
+  if (context.yolo || context.sessionAllowances.has(key)) return { action: 'run', unattended: false };
   return {
     action: 'ask',
     kind: 'tool_approval',

@@ -22,10 +22,10 @@ const patchCall: PolicyCall = { name: 'apply_patch', input: patchText, plan: { r
 const questionCall: PolicyCall = { name: 'ask_question', input: '{"question":"q","options":[]}', plan: { readOnly: true, paths: [] } };
 
 test('read-only tools and provably read-only commands run without asking', () => {
-  assert.deepEqual(decideToolCall(readCall, context()), { action: 'run' });
-  assert.deepEqual(decideToolCall(shellCall('git status'), context()), { action: 'run' });
-  assert.deepEqual(decideToolCall(shellCall(['ls', '-la']), context()), { action: 'run' });
-  assert.deepEqual(decideToolCall(questionCall, context({ paths: [] })), { action: 'run' });
+  assert.deepEqual(decideToolCall(readCall, context()), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(shellCall('git status'), context()), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(shellCall(['ls', '-la']), context()), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(questionCall, context({ paths: [] })), { action: 'run', unattended: true });
 });
 
 test('apply_patch and other commands ask tool_approval with the complete arguments', () => {
@@ -75,17 +75,17 @@ test('a path in another root asks root_access first, then tool approval; yolo sk
   assert.ok(first.action === 'ask' && first.kind === 'root_access');
   assert.deepEqual(first.options, ['allow', 'deny']);
   assert.match(first.prompt, /\.\.\/other\/a\.ts \(resolves to \/ws\/other/);
-  assert.deepEqual(decideToolCall(readCall, { ...ctx, rootAccessGranted: true }), { action: 'run' });
+  assert.deepEqual(decideToolCall(readCall, { ...ctx, rootAccessGranted: true }), { action: 'run', unattended: true });
   const patchAfterRoot = decideToolCall(patchCall, { ...ctx, rootAccessGranted: true });
   assert.ok(patchAfterRoot.action === 'ask' && patchAfterRoot.kind === 'tool_approval');
-  assert.deepEqual(decideToolCall(patchCall, { ...ctx, yolo: true }), { action: 'run' });
+  assert.deepEqual(decideToolCall(patchCall, { ...ctx, yolo: true }), { action: 'run', unattended: false });
 });
 
 test('plan mode allows read-only tools only and says why', () => {
   const plan = context({ planMode: true });
-  assert.deepEqual(decideToolCall(readCall, plan), { action: 'run' });
-  assert.deepEqual(decideToolCall(shellCall('git diff'), plan), { action: 'run' });
-  assert.deepEqual(decideToolCall(questionCall, { ...plan, paths: [] }), { action: 'run' });
+  assert.deepEqual(decideToolCall(readCall, plan), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(shellCall('git diff'), plan), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(questionCall, { ...plan, paths: [] }), { action: 'run', unattended: true });
   for (const call of [patchCall, shellCall('npm test')]) {
     assert.deepEqual(decideToolCall(call, plan), { action: 'refuse', reason: PLAN_MODE_REFUSAL });
     assert.deepEqual(decideToolCall(call, { ...plan, yolo: true }), { action: 'refuse', reason: PLAN_MODE_REFUSAL });
@@ -94,16 +94,16 @@ test('plan mode allows read-only tools only and says why', () => {
 });
 
 test('yolo auto-approves tool_approval', () => {
-  assert.deepEqual(decideToolCall(patchCall, context({ yolo: true })), { action: 'run' });
-  assert.deepEqual(decideToolCall(shellCall('npm test'), context({ yolo: true })), { action: 'run' });
+  assert.deepEqual(decideToolCall(patchCall, context({ yolo: true })), { action: 'run', unattended: false });
+  assert.deepEqual(decideToolCall(shellCall('npm test'), context({ yolo: true })), { action: 'run', unattended: false });
 });
 
 test('allow_session keys cover the same tool with the same command prefix only', () => {
   const allowances = new Set([allowanceKey(shellCall('git commit -m "first"'))]);
   assert.deepEqual([...allowances], ['shell:git commit']);
-  assert.deepEqual(decideToolCall(shellCall(['git', 'commit', '-m', 'second']), context({ sessionAllowances: allowances })), { action: 'run' });
+  assert.deepEqual(decideToolCall(shellCall(['git', 'commit', '-m', 'second']), context({ sessionAllowances: allowances })), { action: 'run', unattended: false });
   assert.equal(decideToolCall(shellCall('git push'), context({ sessionAllowances: allowances })).action, 'ask');
   assert.equal(decideToolCall(shellCall('git commit -m x && git push'), context({ sessionAllowances: allowances })).action, 'ask');
   const patches = new Set(['apply_patch']);
-  assert.deepEqual(decideToolCall(patchCall, context({ sessionAllowances: patches })), { action: 'run' });
+  assert.deepEqual(decideToolCall(patchCall, context({ sessionAllowances: patches })), { action: 'run', unattended: false });
 });

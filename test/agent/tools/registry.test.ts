@@ -72,7 +72,7 @@ test('prepare → authorize → run: a patch asks, is allowed for the session, a
     const prepared = registry.prepare({ name: 'apply_patch', input: round === 0 ? patch : patch.replace('-old\n+new', '-new\n+newer') }, ctx);
     assert.ok(prepared.ok);
     const authorization = await authorizeToolCall(prepared.call, { planMode: false, yolo: false, sessionAllowances: allowances, paths: prepared.call.paths }, ctx.requestHuman);
-    assert.deepEqual(authorization, { allowed: true });
+    assert.deepEqual(authorization, { allowed: true, unattended: false });
     assert.equal((await registry.run(prepared.call, ctx)).ok, true);
   }
   assert.equal(ctx.requests.length, 1, 'the second patch ran on the session allowance');
@@ -88,7 +88,7 @@ test('prepare → authorize: a read-only command in the cwd runs without a quest
   const policy = (paths: ReturnType<typeof registry.prepare> & { ok: true }) => ({ planMode: true, yolo: false, sessionAllowances: new Set<string>(), paths: paths.call.paths });
   const status = registry.prepare({ name: 'shell', input: '{"command":["ls","-la"]}' }, ctx);
   assert.ok(status.ok);
-  assert.deepEqual(await authorizeToolCall(status.call, policy(status), ctx.requestHuman), { allowed: true });
+  assert.deepEqual(await authorizeToolCall(status.call, policy(status), ctx.requestHuman), { allowed: true, unattended: true });
   const escape = registry.prepare({ name: 'list_dir', input: '{"path":"/etc"}' }, ctx);
   assert.ok(escape.ok);
   const refused = await authorizeToolCall(escape.call, policy(escape), ctx.requestHuman);
