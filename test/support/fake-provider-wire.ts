@@ -1,5 +1,5 @@
 /**
- * SSE frames in each dialect's real wire format (see ../shared/provider-fixtures/WIRE-FORMATS.md),
+ * SSE frames in each dialect's real wire format (see test/fixtures/provider-fixtures/WIRE-FORMATS.md),
  * generated from a scripted reply. Used by fake-provider.ts; pure functions, no I/O.
  */
 export type WireDialect = 'openai-responses' | 'anthropic-messages' | 'openai-chat';

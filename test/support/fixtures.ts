@@ -1,5 +1,5 @@
 /**
- * The recorded provider streams in ../shared/provider-fixtures (see its SOURCES.md), as SSE bytes
+ * The recorded provider streams in test/fixtures/provider-fixtures (see its SOURCES.md), as SSE bytes
  * ready to replay. `.sse` files are raw recordings and are returned byte for byte; `.chunks.jsonl`
  * files keep only the data payloads and are rebuilt the way SOURCES.md prescribes.
  */
@@ -15,11 +15,11 @@ const FOLDER_DIALECTS: Record<string, FixtureDialect> = {
   'chat-completions': 'openai-chat',
 };
 
-const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BUNDLED_FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'provider-fixtures');
 
-/** AGENTD_FIXTURES_DIR, else the shared folder next to the repository. */
+/** AGENTD_FIXTURES_DIR, else the recordings kept in the repository. */
 export function fixturesDir(): string {
-  return process.env.AGENTD_FIXTURES_DIR ?? resolve(repositoryRoot, '..', 'shared', 'provider-fixtures');
+  return process.env.AGENTD_FIXTURES_DIR ?? BUNDLED_FIXTURES;
 }
 
 export function fixturePath(relative: string): string {

@@ -1,5 +1,5 @@
 /**
- * Every recorded OpenAI Responses stream in ../shared/provider-fixtures, replayed over HTTP by the
+ * Every recorded OpenAI Responses stream in test/fixtures/provider-fixtures, replayed over HTTP by the
  * fake provider and read by the real adapter through the official SDK.
  */
 import assert from 'node:assert/strict';
