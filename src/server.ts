@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/config.ts';
-import { loadCatalog } from './config/catalog.ts';
+import { emptyCatalogAdvice, loadCatalog } from './config/catalog.ts';
 import { openStore, type Store } from './store/database.ts';
 import { canonicalizeRoot } from './workspace/paths.ts';
 import { buildOpenApiDocument } from './api/openapi.ts';
@@ -41,6 +41,7 @@ export interface ServerTuning {
 export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger, tuning: ServerTuning = {}): Promise<RunningServer> {
   const log = logger ?? pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], remove: true } });
   const catalog = loadCatalog(config, env);
+  if (catalog.models.length === 0) log.warn(emptyCatalogAdvice());
   const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
 

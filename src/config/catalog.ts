@@ -58,6 +58,12 @@ export function loadCatalog(config: Config, env: NodeJS.ProcessEnv): Catalog {
   return { defaultModelId: defaultModelId ?? models[0]?.id ?? null, models, connections };
 }
 
+/** The start-up warning for an empty catalog, which would otherwise go unnoticed until the first session fails. */
+export function emptyCatalogAdvice(): string {
+  const keys = BUILT_IN.map((builtIn) => builtIn.keyEnv).join(' or ');
+  return `no models configured: creating a session fails with 503 model_catalog_empty until you set ${keys} or start with --models-file FILE (README.md, section "Configuring models")`;
+}
+
 export function findModel(catalog: Catalog, id: string): CatalogModel | undefined {
   return catalog.models.find((model) => model.id === id);
 }

@@ -1,0 +1,53 @@
+/** `agentd serve` as a real child process from bin/agentd.js (which runs dist/: build first). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+
+const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
+
+export interface AgentdProcess {
+  child: ChildProcess;
+  url: string;
+  /** everything printed on stdout so far: the pino JSON lines and the "listening on" line */
+  stdout(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts agentd with only PATH and HOME from this environment plus `env`, and waits until it listens. */
+export async function startAgentd(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<AgentdProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let errors = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (errors += chunk));
+  const deadline = Date.now() + 20_000;
+  while (!/listening on (http:\/\/\S+)/.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`agentd did not start: ${output}${errors}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return {
+    child,
+    url: output.match(/listening on (http:\/\/\S+)/)![1],
+    stdout: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The pino lines of a process's stdout, parsed. */
+export function logLines(stdout: string): Array<{ level: number; msg: string } & Record<string, unknown>> {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
