@@ -18,6 +18,7 @@ import { SubscriberLimits } from './http/events-route.ts';
 import { createToolRegistry, type ToolRegistry } from './agent/tools/registry.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
+import { detectHostConfinement, type ConfinementMode } from './sandbox/host-confinement.ts';
 import type { CatalogModel } from './config/models-file.ts';
 
 export interface RunningServer {
@@ -36,6 +37,8 @@ export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json
 export interface ServerTuning {
   /** SSE keep-alive interval (CONTRACT.md: 15 s) */
   keepAliveMs?: number;
+  /** 'auto' (default): confine commands with bubblewrap when a probe at start-up works; 'off': never */
+  confinement?: ConfinementMode;
 }
 
 export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger, tuning: ServerTuning = {}): Promise<RunningServer> {
@@ -51,11 +54,17 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     maxRunningPerTenant: null,
     maxQueuedPerTenant: null,
   });
+  const confinement = await detectHostConfinement({
+    mode: tuning.confinement ?? 'auto',
+    secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
+    logger: log,
+  });
+  const shell = confinement.confined ? { runner: confinement.runner } : {};
   const adapters = new AdapterCache(catalog);
   const registries = new Map<Dialect, ToolRegistry>();
   const registryFor = (dialect: Dialect) => {
     let registry = registries.get(dialect);
-    if (!registry) registries.set(dialect, (registry = createToolRegistry({ dialect })));
+    if (!registry) registries.set(dialect, (registry = createToolRegistry({ dialect, shell })));
     return registry;
   };
   let runtime: BoundaryRuntime;
@@ -66,7 +75,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         scheduler,
         logger: log,
         adapterFor: (model) => adapters.adapterFor(model),
-        toolsFor: (boundaryRuntime, turn) => createTurnTools(boundaryRuntime, turn, registryFor(turn.session.dialect as Dialect)),
+        toolsFor: (boundaryRuntime, turn) => createTurnTools(boundaryRuntime, turn, registryFor(turn.session.dialect as Dialect), { confinedExecution: confinement.confined }),
       },
     );
   } catch (error) {
@@ -78,7 +87,9 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const models = catalog.models.map(toModelDto);
   const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, null);
   const contract = await loadContract();
+  let stopping = false;
   const app = buildApp({
+    isStopping: () => stopping,
     operations: contract.operations,
     logger: log,
     maximumRequestBytes: config.limits.maximumRequestBytes,
@@ -113,18 +124,26 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     url: `http://${hostForUrl}:${boundPort}`,
     close() {
       closing ??= (async () => {
-        // Stop accepting, let in-flight requests finish, end live turns durably, then close.
+        // Stop accepting (new requests on open connections get 503 server_stopping), let in-flight
+        // requests finish, end live turns durably, then close.
+        stopping = true;
         const closingApp = app.close();
         await runtime.close();
         // Live SSE streams never end on their own; the final turn events went out above.
         subscribers.endAll();
+        // A request still in flight now (a client that never finishes its body) gets a short grace.
+        const grace = setTimeout(() => app.server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
         await closingApp;
+        clearTimeout(grace);
         await store.close();
       })();
       return closing;
     },
   };
 }
+
+/** How long requests still in flight after the live turns were recorded may take to finish. */
+const IN_FLIGHT_GRACE_MS = 5_000;
 
 function toModelDto(model: CatalogModel) {
   return {

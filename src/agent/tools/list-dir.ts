@@ -1,8 +1,12 @@
-/** `list_dir`: a bounded, sorted tree of a directory's entries. Symlinks are shown, never followed. */
-import { readdir, readlink, stat } from 'node:fs/promises';
-import path from 'node:path';
+/**
+ * `list_dir`: a bounded, sorted tree of a directory's entries. Symlinks are shown, never followed:
+ * each subdirectory is opened from its open parent with O_NOFOLLOW (workspace/no-follow.ts).
+ */
+import { readdir, readlink } from 'node:fs/promises';
+import { closeDirectory, directoryPath, entryPath, openChildDirectory, openDirectoryExact, UnsafePathError, type OpenDirectory } from '../../workspace/no-follow.ts';
 import { optionalInteger, optionalString, parseJsonArguments } from './arguments.ts';
-import { displayPath, resolveToolPath } from './tool-paths.ts';
+import { timeLimit, type TimeLimit } from './time-limit.ts';
+import { displayPath, resolveToolPath, toolErrors } from './tool-paths.ts';
 import { success, ToolError, type Tool } from './types.ts';
 
 export const DEFAULT_LIST_DEPTH = 2;
@@ -39,13 +43,23 @@ export const listDirTool: Tool<ListDirArgs> = {
   },
   plan: (args) => ({ readOnly: true, paths: [args.path] }),
   async run(args, ctx) {
-    const directory = resolveToolPath(ctx, args.path);
-    const info = await stat(directory).catch(() => null);
-    if (info === null) throw new ToolError(`${args.path} does not exist`);
-    if (!info.isDirectory()) throw new ToolError(`${args.path} is not a directory; use read_file for files`);
+    const limit = timeLimit(ctx.signal, 'list_dir');
+    const resolved = resolveToolPath(ctx, args.path);
+    const directory = toolErrors(args.path, () => {
+      try {
+        return openDirectoryExact(resolved);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') throw new ToolError(`${args.path} is not a directory; use read_file for files`);
+        throw error;
+      }
+    });
     const listing = { lines: [] as string[], full: false };
-    await walk(directory, 1, args.depth, listing, ctx.signal);
-    const header = `${displayPath(ctx.cwd, directory)}/`;
+    try {
+      await walk(directory, 1, args.depth, listing, limit);
+    } finally {
+      closeDirectory(directory);
+    }
+    const header = `${displayPath(ctx.cwd, resolved)}/`;
     if (listing.lines.length === 0) return success(`${header}\n(empty)`);
     const footer = listing.full ? `\n[… stopped after ${MAX_LIST_ENTRIES} entries; list a subdirectory or lower depth …]` : '';
     return success([header, ...listing.lines].join('\n') + footer, listing.full);
@@ -53,16 +67,16 @@ export const listDirTool: Tool<ListDirArgs> = {
 };
 
 async function walk(
-  directory: string,
+  directory: OpenDirectory,
   level: number,
   maxDepth: number,
   listing: { lines: string[]; full: boolean },
-  signal: AbortSignal,
+  limit: TimeLimit,
 ): Promise<void> {
-  signal.throwIfAborted();
+  limit.check();
   let entries;
   try {
-    entries = await readdir(directory, { withFileTypes: true });
+    entries = await readdir(directoryPath(directory), { withFileTypes: true });
   } catch (error) {
     listing.lines.push(`${indent(level)}[unreadable: ${(error as NodeJS.ErrnoException).code ?? 'error'}]`);
     return;
@@ -73,17 +87,40 @@ async function walk(
       listing.full = true;
       return;
     }
-    const full = path.join(directory, entry.name);
     if (entry.isSymbolicLink()) {
-      const target = await readlink(full).catch(() => '?');
+      const target = await readlink(entryPath(directory, entry.name)).catch(() => '?');
       listing.lines.push(`${indent(level)}${entry.name}@ -> ${target}`);
     } else if (entry.isDirectory()) {
       const expand = level < maxDepth && !UNEXPANDED.has(entry.name);
       listing.lines.push(`${indent(level)}${entry.name}/${UNEXPANDED.has(entry.name) && level < maxDepth ? ' (not expanded)' : ''}`);
-      if (expand) await walk(full, level + 1, maxDepth, listing, signal);
+      if (expand) await walkChild(directory, entry.name, level + 1, maxDepth, listing, limit);
     } else {
       listing.lines.push(`${indent(level)}${entry.name}`);
     }
+  }
+}
+
+/** A subdirectory swapped for a symlink since it was listed is reported, not followed. */
+async function walkChild(
+  parent: OpenDirectory,
+  name: string,
+  level: number,
+  maxDepth: number,
+  listing: { lines: string[]; full: boolean },
+  limit: TimeLimit,
+): Promise<void> {
+  let child: OpenDirectory;
+  try {
+    child = openChildDirectory(parent, name);
+  } catch (error) {
+    const why = error instanceof UnsafePathError ? 'replaced by a symbolic link' : ((error as NodeJS.ErrnoException).code ?? 'error');
+    listing.lines.push(`${indent(level)}[unreadable: ${why}]`);
+    return;
+  }
+  try {
+    await walk(child, level, maxDepth, listing, limit);
+  } finally {
+    closeDirectory(child);
   }
 }
 

@@ -1,10 +1,10 @@
 /** `read_file`: a range of a text file's lines, numbered, within the model output budget. */
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { closeSync, createReadStream, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { optionalInteger, parseJsonArguments, requiredString } from './arguments.ts';
 import { MODEL_OUTPUT_LIMIT } from './output.ts';
-import { resolveToolPath } from './tool-paths.ts';
+import { timeLimit, type TimeLimit } from './time-limit.ts';
+import { openToolPath } from './tool-paths.ts';
 import { success, ToolError, type Tool } from './types.ts';
 
 export const DEFAULT_READ_LINES = 2000;
@@ -44,20 +44,28 @@ export const readFileTool: Tool<ReadFileArgs> = {
   },
   plan: (args) => ({ readOnly: true, paths: [args.path] }),
   async run(args, ctx) {
-    const file = resolveToolPath(ctx, args.path);
-    const info = await stat(file).catch(() => null);
-    if (info === null) throw new ToolError(`${args.path} does not exist`);
-    if (info.isDirectory()) throw new ToolError(`${args.path} is a directory; use list_dir to see its entries`);
-    if (!info.isFile()) throw new ToolError(`${args.path} is not a regular file`);
-    if (await looksBinary(file)) {
-      throw new ToolError(`${args.path} looks like a binary file (${info.size} bytes); read_file only shows text files`);
+    const limit = timeLimit(ctx.signal, 'read_file');
+    // Opened once: every check below and the read itself concern this descriptor, not the name.
+    const { fd, info } = openToolPath(ctx, args.path);
+    let streaming = false;
+    try {
+      if (info.isDirectory()) throw new ToolError(`${args.path} is a directory; use list_dir to see its entries`);
+      if (!info.isFile()) throw new ToolError(`${args.path} is not a regular file`);
+      if (looksBinary(fd)) {
+        throw new ToolError(`${args.path} looks like a binary file (${info.size} bytes); read_file only shows text files`);
+      }
+      streaming = true;
+      return await readLines(fd, args, limit);
+    } finally {
+      if (!streaming) closeSync(fd);
     }
-    return readLines(file, args, ctx.signal);
   },
 };
 
-async function readLines(file: string, args: ReadFileArgs, signal: AbortSignal) {
-  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8', signal }), crlfDelay: Infinity });
+/** Streams the lines of the open file; the stream owns (and closes) the descriptor. */
+async function readLines(fd: number, args: ReadFileArgs, limit: TimeLimit) {
+  const input = createReadStream('', { fd, start: 0, encoding: 'utf8', signal: limit.signal });
+  const lines = createInterface({ input, crlfDelay: Infinity });
   const shown: string[] = [];
   let size = 0;
   let lineNumber = 0;
@@ -80,8 +88,12 @@ async function readLines(file: string, args: ReadFileArgs, signal: AbortSignal) 
       shown.push(numbered);
       size += numbered.length + 1;
     }
+  } catch (error) {
+    limit.check();
+    throw error;
   } finally {
     lines.close();
+    input.destroy();
   }
   if (shown.length === 0 && lineNumber < args.offset && lineNumber > 0) {
     throw new ToolError(`offset ${args.offset} is past the end of ${args.path} (${lineNumber} lines)`);
@@ -96,13 +108,8 @@ function clip(line: string): string {
 }
 
 /** The same heuristic git and grep use: a NUL byte near the start means binary. */
-async function looksBinary(file: string): Promise<boolean> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
+function looksBinary(fd: number): boolean {
+  const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
+  const bytesRead = readSync(fd, buffer, 0, BINARY_SNIFF_BYTES, 0);
+  return buffer.subarray(0, bytesRead).includes(0);
 }
