@@ -4,8 +4,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid request', 401: 'missing or wrong bearer token', 403: 'origin, host or workspace refused',
   404: 'not found', 409: 'conflict with the current state', 413: 'request body too large',
   415: 'unsupported media type', 422: 'semantically invalid request', 429: 'subscriber limit reached',
-  500: 'internal error', 503: 'unavailable',
+  414: 'request URL too long', 431: 'request headers too large',
+  500: 'internal error', 503: 'unavailable or stopping (Retry-After)',
 };
+
+/** Answers any operation can give: access, the request head, internal errors and stopping. */
+const ANY_OPERATION_ERRORS = [401, 414, 431, 500, 503];
 
 /** Builds the OpenAPI 3.1 document from the operation table and the named schemas, once. */
 export function buildOpenApiDocument(version: string, contract: Contract): Record<string, unknown> {
@@ -28,7 +32,7 @@ export function buildOpenApiDocument(version: string, contract: Contract): Recor
     responses[String(success.status)] = success.schema
       ? { description: success.description, content: { [success.contentType ?? 'application/json']: { schema: toJsonSchema(named, success.schema) } } }
       : { description: success.description };
-    for (const status of [...operation.errors, 401, 500]) {
+    for (const status of [...operation.errors, ...ANY_OPERATION_ERRORS]) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
     }
     paths[path] ??= {};

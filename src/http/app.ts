@@ -6,6 +6,8 @@ import type { Operation } from '../api/operations.ts';
 import { checkAccess, type AccessPolicy } from './access.ts';
 import { sendError, toApiError } from './error-reply.ts';
 import type { Handlers } from './handlers.ts';
+import { answerClientError } from './client-error.ts';
+import { PARSER_HEAD_BYTES, checkRequestHead, literalizeUndecodablePath } from './request-limits.ts';
 
 export interface AppOptions {
   logger: Logger;
@@ -13,6 +15,8 @@ export interface AppOptions {
   maximumRequestBytes: number;
   handlers: Handlers;
   operations: Operation[];
+  /** true once the server has begun to stop: new requests get 503 server_stopping */
+  isStopping: () => boolean;
 }
 
 declare module 'fastify' {
@@ -29,9 +33,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bodyLimit: options.maximumRequestBytes,
     genReqId: requestId,
     requestIdHeader: false,
-    // A missing Host is our 403 invalid_host, not Node's bare 400.
-    http: { requireHostHeader: false },
-    return503OnClosing: true,
+    // A missing Host is our 403 invalid_host, not Node's bare 400. Over-long URLs and headers are
+    // parsed so the access checks see them, then refused by checkRequestHead (request-limits.ts).
+    http: { requireHostHeader: false, maxHeaderSize: PARSER_HEAD_BYTES },
+    routerOptions: { maxParamLength: PARSER_HEAD_BYTES },
+    rewriteUrl: (request) => literalizeUndecodablePath(request.url ?? '/'),
+    clientErrorHandler: answerClientError(options.logger as FastifyBaseLogger),
+    // Stopping is answered by our own hook, in the envelope, after the access checks.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
@@ -45,11 +54,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
     let answered: boolean;
     try {
       answered = checkAccess(options.access, request, reply);
+      if (!answered) checkRequestHead(request);
+      if (!answered && options.isStopping()) throw new ApiError('server_stopping', 'the server is stopping');
     } catch (error) {
       return done(error as Error);
     }
     // A preflight was answered here; calling done() as well would route it a second time.
     if (!answered) done();
+  });
+
+  // A response that began before the server started stopping must not leave its connection open
+  // and idle: that would hold the process until the keep-alive timeout.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (options.isStopping()) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   // 415 before the body is read, so the order is 415 → 413 (while reading) → 400 (parse, schema).
@@ -78,16 +96,19 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
+    // Fastify asks an unmatched QUERY (a method with a body) for a Content-Type before our 404.
+    const apiError = request.is404 && !(error instanceof ApiError) ? notFound(request) : toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     sendError(reply, apiError, request.id);
   });
-  app.setNotFoundHandler((request, reply) => {
-    sendError(reply, new ApiError('route_not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id);
-  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, notFound(request), request.id));
 
   for (const operation of options.operations) registerOperation(app, operation, options.handlers);
   return app;
+}
+
+function notFound(request: FastifyRequest): ApiError {
+  return new ApiError('route_not_found', `no route for ${request.method} ${request.originalUrl.split('?')[0]}`);
 }
 
 function registerOperation(app: FastifyInstance, operation: Operation, handlers: Handlers): void {

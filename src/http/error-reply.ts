@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, type ErrorCode } from '../domain/errors.ts';
 
 interface FastifyLikeError {
   code?: string;
@@ -37,8 +37,25 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError('internal_error', 'internal error');
 }
 
+/**
+ * Seconds a client should wait before retrying each 429 and 503 (CONTRACT.md §16): long enough for
+ * the condition to change, short enough not to strand a client that polls.
+ */
+export const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = {
+  event_subscriber_limit: 5,
+  tenant_event_subscriber_limit: 5,
+  store_unavailable: 5,
+  tenant_runtime_unavailable: 5,
+  // a restarted server is listening again within seconds
+  server_stopping: 10,
+  // models are configured by an operator, not by waiting
+  model_catalog_empty: 60,
+};
+
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): void {
   const body: { error: Record<string, unknown> } = { error: { code: error.code, message: error.message, requestId } };
   if (error.details !== undefined) body.error.details = error.details;
+  const retryAfter = RETRY_AFTER_SECONDS[error.code];
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
   reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
