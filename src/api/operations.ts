@@ -58,7 +58,7 @@ export const OPERATIONS: Operation[] = [
   { operationId: 'createTurn', method: 'POST', url: '/v1/sessions/:id/turns', summary: 'Queue a turn (idempotent per clientRequestId)', body: S.CreateTurn, success: { status: 202, schema: S.Turn, description: 'the admitted turn (also on an idempotent replay and for a turn refused by a full queue)' }, errors: [400, 404, 409, 413, 415, 422] },
   {
     operationId: 'listTurns', method: 'GET', url: '/v1/turns', summary: 'Retained turn records, newest first (at most 200)',
-    query: [{ name: 'sessionId', description: 'only turns of this session', schema: { type: 'string' } }],
+    query: [{ name: 'sessionId', description: 'only turns of this session (UUID)', schema: { type: 'string', format: 'uuid' } }],
     success: { status: 200, schema: DataOf(S.Turn), description: 'turns' }, errors: [400],
   },
   { operationId: 'getTurn', method: 'GET', url: '/v1/turns/:id', summary: 'One turn', success: { status: 200, schema: S.Turn, description: 'the turn' }, errors: [404] },
@@ -73,6 +73,10 @@ export const OPERATIONS: Operation[] = [
   { operationId: 'resolveRequest', method: 'POST', url: '/v1/requests/:id/resolve', summary: 'Answer a human request with an advertised option', body: S.ResolveRequest, success: { status: 200, schema: S.HumanRequest, description: 'the resolved request' }, errors: [400, 404, 409, 413, 415, 422] },
   {
     operationId: 'streamEvents', method: 'GET', url: '/v1/events', summary: 'Server-Sent Events, replayable with Last-Event-ID',
+    query: [
+      { name: 'sessionId', description: 'only this session\'s events (UUID); ids and replay rules are those of the whole stream', schema: { type: 'string', format: 'uuid' } },
+      { name: 'lastEventId', description: 'as the Last-Event-ID header, for clients that cannot set headers; ignored when the header is present', schema: { type: 'integer', minimum: 0 } },
+    ],
     headers: [{ name: 'Last-Event-ID', description: 'the last applied event id (integer >= 0)', schema: { type: 'integer', minimum: 0 } }],
     success: { status: 200, schema: S.EventEnvelope, contentType: 'text/event-stream', description: 'an SSE stream; each frame data is an EventEnvelope, except replay.reset' }, errors: [400, 429],
   },

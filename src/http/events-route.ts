@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { KEEP_ALIVE_FRAME, type EventLog } from '../runtime/event-log.ts';
+import { parseOptionalUuid } from './query.ts';
 
 export const KEEP_ALIVE_MS = 15_000;
 
@@ -25,8 +26,12 @@ export class SubscriberLimits {
     response.once('close', () => this.streams.delete(response));
   }
 
+  /**
+   * Ends every stream and closes its connection: the client sees the stream end and reconnects
+   * (to a restarted server), and the socket cannot linger as an idle keep-alive connection.
+   */
   endAll(): void {
-    for (const response of this.streams) response.end();
+    for (const response of this.streams) response.end(() => response.socket?.destroySoon());
   }
 
   acquire(boundaryId: string): () => void {
@@ -49,8 +54,26 @@ export class SubscriberLimits {
   }
 }
 
-export function parseLastEventId(request: FastifyRequest): number | null {
-  const raw = request.headers['last-event-id'];
+export interface StreamOptions {
+  lastEventId: number | null;
+  /** only this session's events; null: every event of the boundary */
+  sessionId: string | null;
+}
+
+type Query = Record<string, string | string[] | undefined>;
+
+/**
+ * The `Last-Event-ID` header, or else the `lastEventId` query parameter (browsers cannot set
+ * headers on an EventSource), and the optional `sessionId` filter (CONTRACT.md §16).
+ */
+export function parseStreamOptions(request: FastifyRequest): StreamOptions {
+  const query = request.query as Query;
+  const header = request.headers['last-event-id'];
+  const raw = header !== undefined ? header : query.lastEventId;
+  return { lastEventId: parseLastEventId(raw), sessionId: parseOptionalUuid(query, 'sessionId') };
+}
+
+function parseLastEventId(raw: string | string[] | undefined): number | null {
   if (raw === undefined) return null;
   if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw.trim())) throw new ApiError('invalid_last_event_id', 'Last-Event-ID must be an integer >= 0');
   return Number(raw.trim());
@@ -60,8 +83,7 @@ export function parseLastEventId(request: FastifyRequest): number | null {
  * GET /v1/events: replay after Last-Event-ID, then live frames. The response is taken over from
  * Fastify; a keep-alive comment goes out after 15 s without a frame.
  */
-export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: EventLog, subscribers: SubscriberLimits, release: () => void, keepAliveMs = KEEP_ALIVE_MS): void {
-  const lastEventId = parseLastEventId(request);
+export function streamEvents(reply: FastifyReply, options: StreamOptions, log: EventLog, subscribers: SubscriberLimits, release: () => void, keepAliveMs = KEEP_ALIVE_MS): void {
   reply.hijack();
   const response = reply.raw;
   const headers: Record<string, string> = {
@@ -85,7 +107,7 @@ export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: 
     }, keepAliveMs);
   };
   armKeepAlive();
-  const subscription = log.subscribe(lastEventId, {
+  const subscription = log.subscribe(options.lastEventId, {
     write(frame) {
       armKeepAlive();
       return response.write(frame);
@@ -93,7 +115,7 @@ export function streamEvents(request: FastifyRequest, reply: FastifyReply, log: 
     onDrain(resume) {
       response.once('drain', resume);
     },
-  });
+  }, { sessionId: options.sessionId });
   response.on('close', () => {
     clearTimeout(keepAlive);
     subscription.close();

@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.ts';
 import type { CreateSessionBody, CreateTurnBody, ForkSessionBody, PatchSessionBody, ResolveRequestBody } from '../api/schemas.ts';
 import { isTerminal, toTurnDto } from '../runtime/turns.ts';
 import { projectAgents } from '../domain/projection.ts';
-import { parseLastEventId, streamEvents, type SubscriberLimits } from './events-route.ts';
+import { parseStreamOptions, streamEvents, type SubscriberLimits } from './events-route.ts';
 import { toSessionDto } from '../runtime/sessions.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
 import { encodeSessionCursor, parseArchiveFilter, parseIndexCursor, parseLimit, parseOptionalUuid, parseSessionCursor } from './query.ts';
@@ -62,9 +62,8 @@ export function createHandlers(context: HandlerContext) {
     forkSession: async (request) => toSessionDto(await forkSession(context.runtimeFor(request), params(request).id, request.body as ForkSessionBody)),
     createTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.submit(params(request).id, request.body as CreateTurnBody)),
     listTurns: async (request) => {
-      const sessionId = query(request).sessionId;
-      if (Array.isArray(sessionId)) throw new ApiError('invalid_query', 'sessionId must be given once');
-      return { data: (await context.runtimeFor(request).turns.list(sessionId ?? null)).map(toTurnDto) };
+      const sessionId = parseOptionalUuid(query(request), 'sessionId');
+      return { data: (await context.runtimeFor(request).turns.list(sessionId)).map(toTurnDto) };
     },
     getTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.get(params(request).id)),
     getTurnResult: async (request) => {
@@ -86,9 +85,10 @@ export function createHandlers(context: HandlerContext) {
     },
     streamEvents: async (request, reply) => {
       const runtime = context.runtimeFor(request);
-      parseLastEventId(request);
+      // a bad query or Last-Event-ID is 400 before any subscriber limit is counted
+      const options = parseStreamOptions(request);
       const release = context.subscriberLimits.acquire(runtime.boundary.id);
-      streamEvents(request, reply, runtime.hub.log, context.subscriberLimits, release, context.keepAliveMs);
+      streamEvents(reply, options, runtime.hub.log, context.subscriberLimits, release, context.keepAliveMs);
       return reply;
     },
   } satisfies Record<string, Handler>;

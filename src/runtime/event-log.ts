@@ -49,6 +49,11 @@ export interface Subscription {
   readonly closed: boolean;
 }
 
+export interface SubscriptionFilter {
+  /** Only events of this session; replay.reset frames still go out as they would unfiltered. */
+  sessionId?: string | null;
+}
+
 export interface EventLogOptions {
   /** Events kept for replay, and frames a saturated subscriber may have queued. */
   replayLimit: number;
@@ -108,20 +113,21 @@ export class EventLog {
     const frame = formatEventFrame(record);
     this.nextId += 1;
     this.retain(record, frame);
-    for (const subscriber of this.subscribers) subscriber.deliver(frame);
+    for (const subscriber of this.subscribers) if (subscriber.wants(record)) subscriber.deliver(frame);
     return record;
   }
 
   /**
    * Starts delivery to `sink`. With `lastEventId` null only live events follow; with an id, the
    * retained events after it are written first (after a `replay.reset` when the id cannot be
-   * resumed from), and live events continue without a gap or a repeat.
+   * resumed from), and live events continue without a gap or a repeat. A filter narrows both the
+   * replay and the live events; ids and the reset rules stay those of the whole log.
    */
-  subscribe(lastEventId: number | null, sink: EventSink): Subscription {
+  subscribe(lastEventId: number | null, sink: EventSink, filter: SubscriptionFilter = {}): Subscription {
     if (lastEventId !== null && (!Number.isSafeInteger(lastEventId) || lastEventId < 0)) {
       throw new RangeError('lastEventId must be a non-negative integer or null');
     }
-    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers);
+    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null);
     this.subscribers.add(subscriber);
     if (lastEventId !== null) this.replay(lastEventId, subscriber);
     return subscriber;
@@ -139,7 +145,8 @@ export class EventLog {
   private replay(lastEventId: number, subscriber: Subscriber): void {
     if (this.needsReset(lastEventId)) subscriber.deliver(REPLAY_RESET_FRAME);
     for (let index = this.firstIndexAfter(lastEventId); index < this.count && !subscriber.closed; index += 1) {
-      subscriber.deliver(this.frames[this.slot(index)]);
+      const slot = this.slot(index);
+      if (subscriber.wants(this.records[slot])) subscriber.deliver(this.frames[slot]);
     }
   }
 
@@ -186,8 +193,13 @@ class Subscriber implements Subscription {
     private readonly sink: EventSink,
     capacity: number,
     private readonly registry: Set<Subscriber>,
+    private readonly sessionId: string | null,
   ) {
     this.queue = new FrameQueue(capacity);
+  }
+
+  wants(record: EventRecord): boolean {
+    return this.sessionId === null || record.sessionId === this.sessionId;
   }
 
   get closed(): boolean {
