@@ -76,11 +76,13 @@ export function parseFlags(argv: readonly string[]): RawFlags {
 
 export function formatServeHelp(): string {
   const lines = ['Usage: agentd serve [options]', '', 'Options:'];
-  for (const flag of SERVE_FLAGS) {
-    const left = `  --${flag.name}${flag.kind === 'boolean' ? '' : ' <value>'}`;
-    const right = flag.help + (flag.defaultText ? ` (default: ${flag.defaultText})` : '');
-    lines.push(left.padEnd(44) + right);
-  }
+  const rows = SERVE_FLAGS.map((flag) => ({
+    left: `  --${flag.name}${flag.kind === 'boolean' ? '' : ' <value>'}`,
+    right: flag.help + (flag.defaultText ? ` (default: ${flag.defaultText})` : ''),
+  }));
+  // the widest option name sets the column, with two spaces to spare
+  const width = Math.max(...rows.map((row) => row.left.length)) + 2;
+  for (const row of rows) lines.push(row.left.padEnd(width) + row.right);
   lines.push('', 'Environment: SERVICE_TOKEN (bearer token), OPENAI_API_KEY, ANTHROPIC_API_KEY');
   return lines.join('\n');
 }
