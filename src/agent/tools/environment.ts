@@ -1,32 +1,52 @@
 /**
- * The environment model-driven commands run with: the server's own, minus every secret the server
- * holds (its bearer token, provider keys, database passwords), plus settings that keep tools from
- * waiting on a terminal nobody is watching.
+ * The environment every model-driven command runs with. It is built from an allowlist, never by
+ * removing secrets from the server's own: a variable reaches a tool only when its name is one of
+ * the plain settings below, so the server token, provider keys (whatever their configured
+ * `apiKeyEnv` name), database URLs and cloud credentials are absent by construction.
  */
 
-const NAMED_SECRETS = new Set(['SERVICE_TOKEN', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'PGPASSWORD', 'DATABASE_URL']);
-const SECRET_SUFFIX = /(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$/i;
+/** Where programs live, who runs them, and how text, time and temporary files work. */
+const ALLOWED_NAMES = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TERM',
+  'COLORTERM',
+  'NO_COLOR',
+  'TZ',
+  'TMPDIR',
+]);
 
-const NON_INTERACTIVE = {
+/** LC_ALL, LC_CTYPE, … */
+const ALLOWED_PREFIX = 'LC_';
+
+/** Keeps tools from waiting on a terminal or a password prompt nobody is watching. */
+export const NON_INTERACTIVE: Readonly<Record<string, string>> = Object.freeze({
   PAGER: 'cat',
   GIT_PAGER: 'cat',
   GIT_TERMINAL_PROMPT: '0',
-};
+});
+
+/** PATH when the server's environment has none. */
+const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+export function isAllowedVariable(name: string): boolean {
+  return ALLOWED_NAMES.has(name) || (name.startsWith(ALLOWED_PREFIX) && /^LC_[A-Z_]+$/.test(name));
+}
 
 /**
- * @param extraSecretNames further variables to strip, e.g. the `apiKeyEnv` names of configured
- *   model connections, whose names need not follow the *_API_KEY convention
+ * The allowlisted part of `base` (the server's environment by default) plus the non-interactive
+ * settings. Idempotent: applying it to its own result changes nothing.
  */
-export function scrubEnvironment(
-  env: NodeJS.ProcessEnv,
-  extraSecretNames: readonly string[] = [],
-): Record<string, string> {
-  const extra = new Set(extraSecretNames);
-  const scrubbed: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    if (NAMED_SECRETS.has(name.toUpperCase()) || SECRET_SUFFIX.test(name) || extra.has(name)) continue;
-    scrubbed[name] = value;
+export function toolEnvironment(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined && isAllowedVariable(name)) environment[name] = value;
   }
-  return { ...scrubbed, ...NON_INTERACTIVE };
+  environment.PATH ??= FALLBACK_PATH;
+  return { ...environment, ...NON_INTERACTIVE };
 }

@@ -8,12 +8,20 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { toolEnvironment } from './environment.ts';
 import { HeadTailBuffer, MODEL_OUTPUT_LIMIT } from './output.ts';
 
 export interface CommandRequest {
   argv: string[];
   cwd: string;
+  /** only its allowlisted variables reach the command (see environment.ts), whatever the caller put in */
   env: Record<string, string>;
+  /**
+   * What the command may see and change. The host runner cannot enforce it (it is the fallback
+   * without bubblewrap, where the policy lets only a strict read-only set run unasked); the
+   * confined runner of src/sandbox enforces it.
+   */
+  view?: CommandView;
   timeoutMs: number;
   signal: AbortSignal;
   onOutput(chunk: string): void;
@@ -33,6 +41,13 @@ export interface CommandResult {
   output: string;
   truncated: boolean;
   durationMs: number;
+}
+
+export interface CommandView {
+  /** false: the file system is read-only and only the system directories and `roots` are visible */
+  writable: boolean;
+  /** the workspace roots, canonical */
+  roots: readonly string[];
 }
 
 /** How commands are executed; the sandbox runner provides another implementation. */
@@ -78,7 +93,7 @@ export function runInProcessGroup(request: CommandRequest, options: ProcessGroup
     const [program, ...args] = request.argv;
     const child = spawn(program, args, {
       cwd: request.cwd,
-      env: request.env,
+      env: toolEnvironment(request.env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

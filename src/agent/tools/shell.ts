@@ -1,10 +1,13 @@
 /**
  * `shell`: runs a command in the session. An argv array is executed directly; a string is run by
- * `bash -lc`. The process group is killed on timeout or abort (see process-group.ts).
+ * `bash -lc`. The process group is killed on timeout or abort (see process-group.ts). A call no
+ * human decided (unattended) asks its runner for the read-only view; the confined runner of
+ * src/sandbox enforces it, the host runner cannot (the policy then lets only its strict read-only
+ * set run unasked). Every command gets the allowlisted environment of environment.ts.
  */
 import { statSync } from 'node:fs';
 import { optionalInteger, optionalString, parseJsonArguments, requiredStringArray, type JsonObject } from './arguments.ts';
-import { scrubEnvironment } from './environment.ts';
+import { toolEnvironment } from './environment.ts';
 import { createProcessGroupRunner, type CommandResult, type CommandRunner } from './process-group.ts';
 import { resolveToolPath } from './tool-paths.ts';
 import { ToolError, type Tool } from './types.ts';
@@ -20,10 +23,8 @@ export interface ShellArgs {
 
 export interface ShellToolOptions {
   runner?: CommandRunner;
-  /** the environment commands inherit before scrubbing; defaults to the server's own */
+  /** the environment the allowlist is taken from; defaults to the server's own */
   baseEnvironment?: NodeJS.ProcessEnv;
-  /** further secret variable names to strip (e.g. configured apiKeyEnv names) */
-  secretNames?: readonly string[];
 }
 
 export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs> {
@@ -58,7 +59,8 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
       const result = await runner({
         argv,
         cwd,
-        env: scrubEnvironment(options.baseEnvironment ?? process.env, options.secretNames),
+        env: toolEnvironment(options.baseEnvironment ?? process.env),
+        view: { writable: ctx.unattended !== true, roots: ctx.roots },
         timeoutMs: args.timeoutMs,
         signal: ctx.signal,
         onOutput: ctx.onOutput,

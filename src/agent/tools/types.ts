@@ -24,6 +24,8 @@ export interface ToolContext {
   requestHuman(kind: HumanRequestKind, prompt: string, options: string[]): Promise<HumanDecision>;
   /** whether the session is in plan mode now; plan tools use it to avoid pointless questions */
   planMode?: boolean;
+  /** no human decided this call (see authorizeToolCall); shell then runs it confined, read-only */
+  unattended?: boolean;
 }
 
 /** What a call will touch, for the approval policy. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createShellTool, MAX_SHELL_TIMEOUT_MS } from '../../../src/agent/tools/shell.ts';
-import { createProcessGroupRunner, groupIsAlive, processIsAlive } from '../../../src/agent/tools/process-group.ts';
+import { createProcessGroupRunner, groupIsAlive, processIsAlive, type CommandRunner } from '../../../src/agent/tools/process-group.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace, type TestContext } from './context.ts';
 
@@ -55,26 +55,44 @@ test('workdir is relative to the session cwd and must stay inside a root', async
   await assert.rejects(shell.run(call({ command: ['pwd'], workdir: 'missing' }), makeContext(ws)), ToolError);
 });
 
-test('secrets are stripped from the environment commands inherit', async (t) => {
+test('commands get the allowlisted environment, never the server\'s secrets', async (t) => {
   const ws = makeWorkspace();
   t.after(ws.cleanup);
   const tool = createShellTool({
     baseEnvironment: {
       PATH: process.env.PATH,
-      SERVICE_TOKEN: 's1',
-      OPENAI_API_KEY: 's2',
-      ANTHROPIC_API_KEY: 's3',
-      GITHUB_TOKEN: 's4',
-      acme_api_key: 's5',
-      LOCAL_MODEL_KEY: 's6',
-      KEEP_ME: 'visible',
+      LANG: 'C.UTF-8',
+      SERVICE_TOKEN: 'canary-s1',
+      OPENAI_API_KEY: 'canary-s2',
+      AWS_SECRET_ACCESS_KEY: 'canary-s3',
+      DATABASE_URL: 'postgres://user:canary-s4@db/agentd',
+      LOCAL_MODEL_KEY: 'canary-s5',
+      BASH_ENV: '/tmp/canary-s6',
     },
-    secretNames: ['LOCAL_MODEL_KEY'],
   });
   const outcome = await tool.run(tool.parse(JSON.stringify({ command: ['env'] })), makeContext(ws));
-  assert.match(outcome.output, /KEEP_ME=visible/);
-  assert.match(outcome.output, /GIT_TERMINAL_PROMPT=0/);
-  for (const secret of ['s1', 's2', 's3', 's4', 's5', 's6']) assert.doesNotMatch(outcome.output, new RegExp(`=${secret}$`, 'm'));
+  assert.match(outcome.output, /^LANG=C\.UTF-8$/m);
+  assert.match(outcome.output, /^GIT_TERMINAL_PROMPT=0$/m);
+  assert.doesNotMatch(outcome.output, /canary/);
+});
+
+test('an unattended call asks its runner for the read-only view, an approved one for the writable view', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const views: unknown[] = [];
+  const runner: CommandRunner = async (request) => {
+    views.push(request.view);
+    return { exitCode: 0, signal: null, timedOut: false, aborted: false, strayProcessesStopped: false, spawnError: null, output: '', truncated: false, durationMs: 0 };
+  };
+  const tool = createShellTool({ runner });
+  await tool.run(tool.parse('{"command":["ls"]}'), { ...makeContext(ws), unattended: true });
+  await tool.run(tool.parse('{"command":["ls"]}'), { ...makeContext(ws), unattended: false });
+  await tool.run(tool.parse('{"command":["ls"]}'), makeContext(ws));
+  assert.deepEqual(views, [
+    { writable: false, roots: [ws.root] },
+    { writable: true, roots: [ws.root] },
+    { writable: true, roots: [ws.root] },
+  ]);
 });
 
 test('abort kills the whole process tree, grandchildren included', async (t) => {

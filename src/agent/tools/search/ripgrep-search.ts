@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { scrubEnvironment } from '../environment.ts';
+import { toolEnvironment } from '../environment.ts';
 import { ToolError } from '../types.ts';
 import { clipMatchText, MAX_MATCH_TEXT, type SearchBackend, type SearchMatch } from './backend.ts';
 
@@ -35,7 +35,7 @@ export function createRipgrepSearch(ripgrep: string): SearchBackend {
       if (request.glob) args.push('--glob', request.glob);
       args.push('-e', request.pattern, '--', request.target);
       const child = spawn(ripgrep, args, {
-        env: scrubEnvironment(process.env),
+        env: toolEnvironment(process.env),
         signal: request.signal,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
