@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
+import { loadTenantRegistry, type TenantRegistry } from '../tenancy/registry.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -21,7 +22,12 @@ export interface Config {
   allowRemote: boolean;
   /** The single-user bearer token, or null in loopback mode without authentication. */
   token: string | null;
+  /** --token-file as given, so that tools can be kept from reading it */
+  tokenFile: string | null;
   tenantRegistry: string | null;
+  /** The validated registry when --tenant-registry is given (multi-tenant mode). */
+  tenants: TenantRegistry | null;
+  /** With a registry: the given root, else `<state dir>/tenants`. */
   tenantStateRoot: string | null;
   sandboxRunner: string | null;
   yolo: boolean;
@@ -85,15 +91,18 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
 
   const tokenFile = pathFlag(flags, 'token-file', cwd);
   const envToken = env.SERVICE_TOKEN;
+  if (tenantRegistry) {
+    if (tokenFile || envToken !== undefined) {
+      throw new UsageError('--tenant-registry: single-user tokens (SERVICE_TOKEN, --token-file) cannot be combined with a tenant registry');
+    }
+    if (flags.has('workspace-root')) throw new UsageError('--workspace-root: cannot be combined with --tenant-registry (each tenant has its workspaceRoot)');
+  }
   if (tokenFile && envToken !== undefined) {
     throw new UsageError('--token-file: give exactly one token source, not both --token-file and SERVICE_TOKEN');
   }
   let token: string | null = null;
   if (tokenFile) token = readTokenFile(tokenFile);
   else if (envToken !== undefined) token = validateToken(envToken.trim(), 'SERVICE_TOKEN');
-  if (tenantRegistry && token) {
-    throw new UsageError('--tenant-registry: single-user tokens (SERVICE_TOKEN, --token-file) cannot be combined with a tenant registry');
-  }
 
   if (!isLoopbackHost(host)) {
     if (!allowRemote) throw new UsageError(`--host: ${host} is not a loopback address; pass --allow-remote to bind it`);
@@ -106,16 +115,16 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
   }
   if (tenantRegistry && !databaseUrl) throw new UsageError('--tenant-registry: requires --database-url');
 
-  if (tenantRegistry) {
-    throw new UsageError('--tenant-registry: multi-tenant mode is not available in this release (see docs/API.md)');
-  }
-
   const logLevel = text('log-level') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level: must be one of ${LOG_LEVELS.join(', ')}`);
 
   const stateDir = pathFlag(flags, 'state-dir', cwd) ?? defaultStateDir(env);
+  const effectiveTenantStateRoot = tenantRegistry ? (tenantStateRoot ?? join(stateDir, 'tenants')) : null;
+  const tenants = tenantRegistry
+    ? loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0 })
+    : null;
   const explicitModelsFile = pathFlag(flags, 'models-file', cwd);
-  const workspaceRoots = ((flags.get('workspace-root') as string[] | undefined) ?? [cwd]).map((root) => {
+  const workspaceRoots = ((flags.get('workspace-root') as string[] | undefined) ?? (tenants ? [] : [cwd])).map((root) => {
     if (root.trim() === '') throw new UsageError('--workspace-root: must not be empty');
     return resolve(cwd, root);
   });
@@ -130,8 +139,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
     port,
     allowRemote,
     token,
+    tokenFile,
     tenantRegistry,
-    tenantStateRoot,
+    tenants,
+    tenantStateRoot: effectiveTenantStateRoot,
     sandboxRunner,
     yolo: flags.get('yolo') === true,
     corsOrigins,

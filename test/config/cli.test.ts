@@ -1,11 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { SERVE_FLAGS } from '../../src/config/flags.ts';
+import { registryFixture } from '../tenancy/registry-fixture.ts';
 import { http } from '../support/http.ts';
 import { request as httpRequest } from 'node:http';
 
@@ -44,7 +45,9 @@ describe('agentd command line', () => {
     ['registry-only option', ['--sandbox-runner', '/bin/true'], {}, /--sandbox-runner: only valid with --tenant-registry/],
     ['unknown option', ['--colour', 'blue'], {}, /--colour: unknown option/],
     ['a registry without a database', ['--tenant-registry', '/etc/agentd/tenants.json'], {}, /--tenant-registry: requires --database-url/],
-    ['a registry (multi-tenant mode is not in this release)', ['--tenant-registry', '/etc/agentd/tenants.json', '--database-url', 'postgres://x@127.0.0.1/db'], {}, /--tenant-registry: multi-tenant mode is not available/],
+    ['a registry file that does not exist', ['--tenant-registry', '/etc/agentd/none.json', '--database-url', 'postgres://x@127.0.0.1/db'], {}, /^agentd: --tenant-registry \/etc\/agentd\/none.json: \/etc\/agentd\/none.json does not exist$/],
+    ['a registry with --workspace-root', ['--tenant-registry', '/etc/t.json', '--database-url', 'postgres://x@127.0.0.1/db', '--workspace-root', '/srv'], {}, /--workspace-root: cannot be combined with --tenant-registry/],
+    ['a registry with --token-file', ['--tenant-registry', '/etc/t.json', '--database-url', 'postgres://x@127.0.0.1/db', '--token-file', '/etc/token'], {}, /cannot be combined with a tenant registry/],
     ['a registry with a single-user token', ['--tenant-registry', '/etc/t.json', '--database-url', 'postgres://x@127.0.0.1/db'], { SERVICE_TOKEN: 'k'.repeat(32) }, /cannot be combined with a tenant registry/],
     ['missing value', ['--port'], {}, /--port: missing value/],
     ['bad database url', ['--database-url', 'mysql://x'], {}, /--database-url/],
@@ -85,6 +88,22 @@ describe('agentd command line', () => {
     const short = join(dir, 'short');
     writeFileSync(short, 's'.repeat(31), { mode: 0o600 });
     assert.match(agentd(['serve', '--token-file', short, '--state-dir', dir]).stderr, /at least 32 bytes/);
+  });
+
+  it('checks the tenant registry whole before binding, then refuses to serve it in this release', () => {
+    const fixture = registryFixture();
+    const document = fixture.document(2);
+    fixture.write(document);
+    const serve = ['serve', '--tenant-registry', fixture.registryPath, '--database-url', 'postgres://x@127.0.0.1:1/db', '--state-dir', fixture.stateDir];
+    chmodSync(document.tenants[1].credentials[0].tokenFile, 0o644);
+    const broken = agentd(serve);
+    assert.equal(broken.status, 2);
+    assert.equal(broken.stderr, `agentd: --tenant-registry ${fixture.registryPath}: tenants[1].credentials[0].tokenFile: mode 0644, must be 0600`);
+    chmodSync(document.tenants[1].credentials[0].tokenFile, 0o600);
+    const valid = agentd([...serve, '--tenant-state-root', join(fixture.dir, 'tenant-state'), '--sandbox-runner', '/usr/bin/true']);
+    assert.equal(valid.status, 2);
+    assert.equal(valid.stderr, 'agentd: --tenant-registry: multi-tenant serving is not complete in this release');
+    for (const tenant of document.tenants) assert.ok(!valid.stderr.includes(readFileSync(tenant.credentials[0].tokenFile, 'utf8').trim()));
   });
 
   it('stops start-up on a broken models file, naming the file and the field', () => {
