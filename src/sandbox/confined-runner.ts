@@ -1,0 +1,32 @@
+/**
+ * A CommandRunner that runs every command inside bubblewrap, in the view its request asks for
+ * (read-only unless the request says writable), as the leader of its own process group: a cancel
+ * or timeout signals bwrap, whose death takes the command's PID namespace, and with it every
+ * process the command started, down with it.
+ */
+import { runInProcessGroup, type CommandRunner, type ProcessGroupOptions } from '../agent/tools/process-group.ts';
+import { toolEnvironment } from '../agent/tools/environment.ts';
+import { bubblewrapArguments, type HiddenPath } from './bubblewrap.ts';
+import type { SystemEntry } from './system-paths.ts';
+
+export interface ConfinementSettings {
+  bubblewrapPath: string;
+  system: readonly SystemEntry[];
+  hidden: readonly HiddenPath[];
+}
+
+export function createConfinedRunner(settings: ConfinementSettings, options: ProcessGroupOptions = {}): CommandRunner {
+  return (request) => {
+    const view = request.view ?? { writable: false, roots: [] };
+    const args = bubblewrapArguments({
+      command: request.argv,
+      cwd: request.cwd,
+      env: toolEnvironment(request.env),
+      writable: view.writable,
+      visible: view.roots,
+      hidden: settings.hidden,
+      system: settings.system,
+    });
+    return runInProcessGroup({ ...request, argv: [settings.bubblewrapPath, ...args] }, options);
+  };
+}
