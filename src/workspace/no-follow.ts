@@ -88,10 +88,10 @@ export function closeDirectory(directory: OpenDirectory): void {
 
 /**
  * Opens the directory `target`, creating the components below `base` that do not exist yet (with
- * `mode`). `base` must be an existing checked directory and `target` lie inside it; every
- * component from `base` down must be a real directory, never a symlink.
+ * `mode`; each one made is added to `created`). `base` must be an existing checked directory and
+ * `target` lie inside it; every component from `base` down must be a real directory, never a symlink.
  */
-export function makeDirectories(base: string, target: string, mode = 0o777): OpenDirectory {
+export function makeDirectories(base: string, target: string, mode = 0o777, created: string[] = []): OpenDirectory {
   const relative = path.relative(base, target);
   if (relative.startsWith('..') || path.isAbsolute(relative)) throw new UnsafePathError(`${target} is not inside ${base}`);
   let current = openDirectoryExact(base);
@@ -99,6 +99,7 @@ export function makeDirectories(base: string, target: string, mode = 0o777): Ope
     for (const name of relative.split(path.sep).filter(Boolean)) {
       try {
         mkdirSync(entryPath(current, name), { mode });
+        created.push(path.join(current.path, name));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { applyPatchCustomTool, applyPatchFunctionTool } from '../../../src/agent/tools/apply-patch/apply-patch-tool.ts';
 import { applyHunks } from '../../../src/agent/tools/apply-patch/apply.ts';
 import { parsePatch, PatchError } from '../../../src/agent/tools/apply-patch/parse.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace, type Workspace } from './context.ts';
+import { startSwapper } from './symlink-swapper.ts';
 
 const patch = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 const apply = (ws: Workspace, text: string) => applyPatchCustomTool.run(applyPatchCustomTool.parse(text), makeContext(ws));
@@ -161,4 +162,38 @@ test('hunks keep CRLF line endings and a missing final newline', () => {
   assert.equal(applyHunks('a\n', [{ contexts: [], lines: [{ op: '+', text: 'z' }], endOfFile: false }], 'f'), 'a\nz\n');
   assert.equal(applyHunks('', [{ contexts: [], lines: [{ op: '+', text: 'z' }], endOfFile: false }], 'f'), 'z\n');
   assert.equal(applyHunks('x\ny\n', [{ contexts: [], lines: [{ op: '-', text: '  y  ' }, { op: '+', text: 'Y' }], endOfFile: true }], 'f'), 'x\nY\n');
+});
+
+test('writes never go through a symlink swapped in after the check (race)', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const outside = path.join(path.dirname(ws.root), 'outside');
+  mkdirSync(outside);
+  // The outside copy matches the inside one, so a followed symlink would let every hunk apply.
+  writeFileSync(path.join(outside, 'target.txt'), 'inside\n');
+  write(ws, 'dir.real/target.txt', 'inside\n');
+  write(ws, 'notes.txt', 'inside\n');
+  const untouchedSince = statSync(path.join(outside, 'target.txt')).mtimeMs;
+  const attacks = [
+    { kind: 'file' as const, target: path.join(ws.cwd, 'notes.txt'), outside: path.join(outside, 'target.txt'), file: 'notes.txt' },
+    { kind: 'directory' as const, target: path.join(ws.cwd, 'dir'), outside, file: 'dir/target.txt' },
+  ];
+  for (const attack of attacks) {
+    const swapper = await startSwapper(attack.kind, attack.target, attack.outside, 'inside\n');
+    let applied = 0;
+    try {
+      for (let attempt = 0; attempt < 300; attempt++) {
+        const newFile = `${path.dirname(attack.file)}/new-${attempt}.txt`;
+        const text = patch(`*** Update File: ${attack.file}`, '-inside', '+inside', `*** Add File: ${newFile}`, '+new');
+        const outcome = await apply(ws, text).catch(() => null);
+        if (outcome?.ok) applied++;
+      }
+    } finally {
+      await swapper.stop();
+    }
+    assert.deepEqual(readdirSync(outside), ['target.txt'], `${attack.kind} swap: nothing may be created outside`);
+    assert.equal(readFileSync(path.join(outside, 'target.txt'), 'utf8'), 'inside\n');
+    assert.equal(statSync(path.join(outside, 'target.txt')).mtimeMs, untouchedSince, `${attack.kind} swap: the outside file was written`);
+    assert.ok(applied > 0, `the ${attack.kind} race never let a patch through; the test proves nothing`);
+  }
 });

@@ -4,6 +4,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { listDirTool, MAX_LIST_ENTRIES } from '../../../src/agent/tools/list-dir.ts';
 import { makeContext, makeWorkspace } from './context.ts';
+import { startSwapper } from './symlink-swapper.ts';
 
 const list = (input: object, ctx: ReturnType<typeof makeContext>) => listDirTool.run(listDirTool.parse(JSON.stringify(input)), ctx);
 
@@ -44,4 +45,26 @@ test('files, missing paths and paths outside the roots are refused', async (t) =
   await assert.rejects(list({ path: 'nope' }, ctx), /does not exist/);
   await assert.rejects(list({ path: '/etc' }, ctx), /outside every allowed workspace root/);
   assert.equal((await list({ path: '..', depth: 1 }, ctx)).output, `${ws.root}/\n  project/`);
+});
+
+test('a directory swapped for a symlink out of the root is never listed (race)', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const outside = path.join(path.dirname(ws.root), 'outside');
+  mkdirSync(path.join(outside, 'OUTSIDE-SUBDIR'), { recursive: true });
+  writeFileSync(path.join(outside, 'OUTSIDE-ENTRY.txt'), 'secret\n');
+  mkdirSync(path.join(ws.cwd, 'dir.real', 'inside-subdir'), { recursive: true });
+  writeFileSync(path.join(ws.cwd, 'dir.real', 'inside-entry.txt'), 'x\n');
+  const swapper = await startSwapper('directory', path.join(ws.cwd, 'dir'), outside);
+  let insideListings = 0;
+  try {
+    for (let attempt = 0; attempt < 400; attempt++) {
+      const outcome = await list({ path: 'dir', depth: 2 }, makeContext(ws)).catch((error: Error) => ({ output: error.message }));
+      assert.doesNotMatch(outcome.output, /OUTSIDE-/);
+      if (outcome.output.includes('inside-entry.txt')) insideListings++;
+    }
+  } finally {
+    await swapper.stop();
+  }
+  assert.ok(insideListings > 0, 'the race never let a listing through; the test proves nothing');
 });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readFileTool } from '../../../src/agent/tools/read-file.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace } from './context.ts';
+import { startSwapper } from './symlink-swapper.ts';
 
 const read = (input: object, ctx: ReturnType<typeof makeContext>) => readFileTool.run(readFileTool.parse(JSON.stringify(input)), ctx);
 
@@ -69,4 +70,33 @@ test('an empty file says so; arguments are validated', async (t) => {
   assert.throws(() => readFileTool.parse('{}'), ToolError);
   assert.throws(() => readFileTool.parse('{"path":"a","offset":0}'), ToolError);
   assert.deepEqual(readFileTool.plan(readFileTool.parse('{"path":"a"}'), { cwd: '/', roots: [] }), { readOnly: true, paths: ['a'] });
+});
+
+test('a symlink swapped in between the check and the read is never followed (race)', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const outside = path.join(path.dirname(ws.root), 'outside');
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, 'secret.txt'), 'OUTSIDE-SECRET\n');
+  writeFileSync(path.join(ws.cwd, 'notes.txt'), 'inside text\n');
+  mkdirSync(path.join(ws.cwd, 'dir.real'));
+  writeFileSync(path.join(ws.cwd, 'dir.real', 'secret.txt'), 'inside text\n');
+  const attacks = [
+    { kind: 'file' as const, target: path.join(ws.cwd, 'notes.txt'), outside: path.join(outside, 'secret.txt'), requested: 'notes.txt' },
+    { kind: 'directory' as const, target: path.join(ws.cwd, 'dir'), outside, requested: 'dir/secret.txt' },
+  ];
+  for (const attack of attacks) {
+    const swapper = await startSwapper(attack.kind, attack.target, attack.outside, 'inside text\n');
+    let insideReads = 0;
+    try {
+      for (let attempt = 0; attempt < 400; attempt++) {
+        const outcome = await read({ path: attack.requested }, makeContext(ws)).catch((error: Error) => ({ output: error.message }));
+        assert.doesNotMatch(outcome.output, /OUTSIDE-SECRET/, `${attack.kind} swap leaked the outside file`);
+        if (outcome.output.includes('inside text')) insideReads++;
+      }
+    } finally {
+      await swapper.stop();
+    }
+    assert.ok(insideReads > 0, `the ${attack.kind} race never let a read through; the test proves nothing`);
+  }
 });

@@ -2,6 +2,7 @@
  * `apply_patch`: one implementation, two shapes. On the OpenAI Responses dialect it is a custom
  * (freeform) tool whose input is the patch text itself; elsewhere a function tool `{ patch }`.
  */
+import { PathError } from '../../../workspace/paths.ts';
 import { parseJsonArguments, requiredString } from '../arguments.ts';
 import { resolveToolPath } from '../tool-paths.ts';
 import { success, ToolError, type Tool } from '../types.ts';
@@ -62,7 +63,9 @@ export function createApplyPatchTool(kind: 'custom' | 'function'): Tool<ApplyPat
       try {
         changes = await applyPatchOperations(args.operations, (requested) => resolveToolPath(ctx, requested));
       } catch (error) {
-        if (error instanceof PatchError) throw new ToolError(`patch not applied, no file was changed: ${error.message}`);
+        if (error instanceof PatchError || error instanceof PathError) {
+          throw new ToolError(`patch not applied, no file was changed: ${error.message}`);
+        }
         throw error;
       }
       return success(['Success. Updated the following files:', ...changes.map(describeChange)].join('\n'));

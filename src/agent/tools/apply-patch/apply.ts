@@ -1,11 +1,12 @@
 /**
  * Applies parsed patch operations all-or-nothing: every hunk of every file is located and the new
  * contents computed in memory first; only then are files written. Should a write still fail, the
- * files already written are restored from their snapshots.
+ * files already written are restored from their snapshots. The file operations themselves never
+ * follow a symlink swapped in after the paths were checked (patch-files.ts).
  */
-import { mkdir, readFile, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { rmdir } from 'node:fs/promises';
 import { oldLinesOf, PatchError, type Hunk, type HunkLine, type PatchOperation } from './parse.ts';
+import { readExisting, removeFile, writeContents } from './patch-files.ts';
 
 export interface AppliedChange {
   kind: 'added' | 'modified' | 'deleted';
@@ -27,7 +28,7 @@ export async function applyPatchOperations(
 ): Promise<AppliedChange[]> {
   const planned: PlannedWrites = new Map();
   const changes: AppliedChange[] = [];
-  const current = async (file: string) => (planned.has(file) ? planned.get(file)! : readExistingFile(file));
+  const current = async (file: string) => (planned.has(file) ? planned.get(file)! : readExisting(file));
   for (const operation of operations) {
     const file = resolve(operation.path);
     const existing = await current(file);
@@ -137,43 +138,30 @@ export function seekSequence(lines: string[], pattern: string[], start: number, 
   return -1;
 }
 
-async function readExistingFile(file: string): Promise<string | null> {
-  const info = await stat(file).catch(() => null);
-  if (info === null) return null;
-  if (!info.isFile()) throw new PatchError(`${file} is not a regular file`);
-  return readFile(file, 'utf8');
-}
-
 async function writeAllOrRestore(planned: PlannedWrites): Promise<void> {
   const snapshots = new Map<string, string | null>();
   const createdDirectories: string[] = [];
   try {
     for (const [file, contents] of planned) {
-      snapshots.set(file, await readExistingFile(file));
-      if (contents === null) {
-        await unlink(file).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'ENOENT') throw error;
-        });
-      } else {
-        const created = await mkdir(path.dirname(file), { recursive: true });
-        if (created) createdDirectories.push(created);
-        await writeFile(file, contents);
-      }
+      snapshots.set(file, readExisting(file));
+      if (contents === null) removeFile(file);
+      else writeContents(file, contents, createdDirectories);
     }
   } catch (error) {
     for (const [file, original] of snapshots) {
-      if (original === null) await unlink(file).catch(() => undefined);
-      else await writeFile(file, original).catch(() => undefined);
+      try {
+        if (original === null) removeFile(file);
+        else writeContents(file, original, []);
+      } catch {
+        // best effort: the original error is the one to report
+      }
     }
-    for (const directory of createdDirectories.reverse()) await removeEmptyDirectories(directory, planned);
+    await removeEmptyDirectories(createdDirectories);
     throw error;
   }
 }
 
-/** Removes the directories a failed write created (mkdir returns the first one it made). */
-async function removeEmptyDirectories(firstCreated: string, planned: PlannedWrites): Promise<void> {
-  const below = [...planned.keys()].map((file) => path.dirname(file)).filter((dir) => dir.startsWith(firstCreated));
-  for (const directory of below.sort((a, b) => b.length - a.length)) {
-    for (let dir = directory; dir.length >= firstCreated.length; dir = path.dirname(dir)) await rmdir(dir).catch(() => undefined);
-  }
+/** Removes the directories a failed write created, deepest first (rmdir never follows a symlink). */
+async function removeEmptyDirectories(created: string[]): Promise<void> {
+  for (const directory of [...created].sort((a, b) => b.length - a.length)) await rmdir(directory).catch(() => undefined);
 }
