@@ -9,12 +9,16 @@ import type { BoundaryRuntime } from './boundary-runtime.ts';
 import type { ActiveTurn } from './turns.ts';
 import type { TurnTools } from './turn-runner.ts';
 
+export interface TurnToolOptions {
+  /** unattended shell commands run confined (bubblewrap was found working at start-up) */
+  confinedExecution: boolean;
+}
 
 /**
  * One turn's view of the tools: every call goes through the approval policy (asking the human via
  * the request broker when it must), runs with the turn's abort signal, and streams tool events.
  */
-export function createTurnTools(runtime: BoundaryRuntime, turn: ActiveTurn, registry: ToolRegistry): TurnTools {
+export function createTurnTools(runtime: BoundaryRuntime, turn: ActiveTurn, registry: ToolRegistry, options: TurnToolOptions = { confinedExecution: false }): TurnTools {
   const { hub, boundary } = runtime;
   const session = turn.session;
   const sessionId = session.id;
@@ -82,6 +86,7 @@ export function createTurnTools(runtime: BoundaryRuntime, turn: ActiveTurn, regi
       ...context,
       signal: turn.abort.signal,
       planMode,
+      unattended: authorization.unattended,
       onOutput: (chunk) => {
         const text = boundEventText(chunk);
         hub.emit('tool.output.updated', sessionId, turnId, { name: call.name, output: text.text, truncated: text.truncated });

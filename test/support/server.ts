@@ -17,6 +17,8 @@ export interface TestServerOptions {
   /** reuse the backend and workspace of an earlier server (for restart tests) */
   reuse?: { backend: TestBackend; workspace: string };
   keepAliveMs?: number;
+  /** host confinement of commands (ServerTuning.confinement): 'auto' by default */
+  confinement?: 'auto' | 'off';
 }
 
 export interface TestServer {
@@ -58,7 +60,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   ];
   const env = options.env ?? {};
   const config = loadConfig(args, env, workspace);
-  const server = await startServer(config, env, pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' }), { keepAliveMs: options.keepAliveMs });
+  const server = await startServer(config, env, pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' }), { keepAliveMs: options.keepAliveMs, confinement: options.confinement });
   const url = `http://127.0.0.1:${server.port}`;
   let stopped = false;
   const stop = async () => {
