@@ -122,8 +122,9 @@ export const Turn = Type.Object(
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),
     error: Nullable(Type.String()),
-    input: Type.String(),
-    userText: Type.String(),
+    input: Type.String({ description: 'the submitted text, bounded like event text (16,383 characters, then …)' }),
+    userText: Type.String({ description: 'the user message as written into history, bounded alike' }),
+    inputTruncated: Type.Boolean({ description: 'true when input or userText was cut; the durable record keeps the whole text' }),
   },
   { title: 'Turn' },
 );

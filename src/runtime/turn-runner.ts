@@ -10,8 +10,9 @@ import { ProviderError } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import { finalizeTurn } from '../store/finalize.ts';
-import { nextHistoryIndex, type HistoryEffect, type HistoryTurnRecord } from '../store/history.ts';
+import type { HistoryEffect, HistoryTurnRecord } from '../store/history.ts';
 import * as turnsTable from '../store/turns.ts';
+import type { TurnText } from '../store/turns.ts';
 import { userMessageItem, writeTurnFiles } from '../workspace/attachments.ts';
 import type { Boundary } from './boundary.ts';
 import type { EventHub } from './event-hub.ts';
@@ -21,6 +22,7 @@ import { UNTITLED } from './sessions.ts';
 import { SetupFailed, type RepositorySetups } from './setup.ts';
 
 export const MAX_AGENT_STEPS = 50;
+export const HISTORY_NOT_STORED = 'internal_error: the history of this turn could not be stored';
 
 /** What a turn needs to call tools: built per turn by the tool layer. */
 export interface TurnTools {
@@ -51,7 +53,7 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
   try {
     await deps.setups.ready(session, turn.abort.signal);
   } catch (error) {
-    await finish(deps, turn, failureOutcome(error, turn));
+    await finish(deps, turn, failureOutcome(error, turn), await wholeText(deps, turn));
     return;
   }
   const startedMs = performance.now();
@@ -59,13 +61,15 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
   record.startedAt = nowIso();
   let files: Awaited<ReturnType<typeof writeTurnFiles>> | null = null;
   let outcome: Outcome;
+  let text: TurnText | null = null;
   try {
     await turnsTable.updateTurn(boundary.db, record);
+    text = await wholeText(deps, turn);
     hub.emit('turn.started', session.id, record.id, {});
     const model = findModel(boundary.catalog, session.model);
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
     files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
-    const userItem = userMessageItem(record.input, turn.attachments, files.paths);
+    const userItem = userMessageItem(text.input, turn.attachments, files.paths);
     const tools = deps.toolsFor(turn);
     const adapter = await deps.adapterFor(model);
     hub.emit('agent.turn.started', session.id, record.id, {});
@@ -96,7 +100,15 @@ export async function runTurn(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<v
   } finally {
     await files?.cleanup().catch(() => {});
   }
-  await finish(deps, turn, outcome);
+  await finish(deps, turn, outcome, text ?? (await wholeText(deps, turn)));
+}
+
+/** The turn's whole text: the in-memory record holds it unless it was bounded, then the row does. */
+async function wholeText(deps: TurnRunnerDeps, turn: ActiveTurn): Promise<TurnText> {
+  const { record } = turn;
+  const bounded = { input: record.input, userText: record.userText };
+  if (!record.inputTruncated) return bounded;
+  return (await turnsTable.readTurnText(deps.boundary.db, record.id).catch(() => null)) ?? bounded;
 }
 
 type Outcome =
@@ -121,16 +133,15 @@ export function describeFailure(cause: unknown): string {
   return 'internal_error';
 }
 
-async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome): Promise<void> {
+async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome, turnText: TurnText): Promise<void> {
   const { boundary, hub } = deps;
   const { session } = turn;
   // The live record changes only once the terminal state is durable, so nobody sees a terminal
   // status while the session still counts as busy.
   const record = { ...turn.record };
   const finishedAt = nowIso();
-  let history: HistoryTurnRecord;
+  let history: Omit<HistoryTurnRecord, 'index'>;
   let usage = null;
-  const index = await nextHistoryIndex(boundary.db, session.id).catch(() => null);
   if (outcome.kind === 'completed') {
     const { result, model } = outcome;
     const text = result.assistantText === null ? null : boundEventText(result.assistantText);
@@ -144,10 +155,9 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
       completion: { ...result.completion, reasoningTokens: result.usage?.reasoningTokens ?? null },
     };
     history = {
-      index: index ?? 0,
       turnId: record.id,
       at: finishedAt,
-      userText: record.userText,
+      userText: turnText.userText,
       assistantText: result.assistantText,
       error: null,
       responseId: result.responseId,
@@ -179,10 +189,9 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
     usage = toUsageCounters(outcome.usage);
     // Partial output is for display only: it never reaches `items`, so never a model again.
     history = {
-      index: index ?? 0,
       turnId: record.id,
       at: finishedAt,
-      userText: record.userText,
+      userText: turnText.userText,
       assistantText: null,
       error: outcome.error,
       responseId: null,
@@ -194,15 +203,16 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome):
     };
   }
   record.finishedAt = finishedAt;
-  const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(record.input) : null;
+  const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(turnText.input) : null;
   try {
-    if (index === null) throw new Error('history index unavailable');
     await finalizeTurn(boundary.db, record, history, { sessionId: session.id, updatedAt: finishedAt, usage, derivedTitle });
   } catch (error) {
-    deps.logger.error({ err: error, turnId: record.id }, 'could not finalise the turn');
+    // Retried and still failing: nothing of the transaction was written. The turn fails with a
+    // reason saying so and keeps its output (the bounded answer), stored with the failure when
+    // that much can be, and in memory regardless.
+    deps.logger.error({ err: error, turnId: record.id }, 'could not store the turn\'s history');
     record.status = 'failed';
-    record.error = 'internal_error: the turn could not be stored';
-    record.output = null;
+    record.error = HISTORY_NOT_STORED;
     await turnsTable.updateTurn(boundary.db, record).catch(() => {});
   }
   Object.assign(turn.record, record);

@@ -86,8 +86,8 @@ export class TurnService {
       startedAt: null,
       finishedAt: null,
       error: null,
-      input: body.input,
-      userText: body.input,
+      // Only the row keeps the whole text; the runner reads it back when it was cut here.
+      ...turnsTable.boundTurnText({ input: body.input, userText: body.input }),
       output: null,
     };
     let markFinished!: () => void;
@@ -105,7 +105,7 @@ export class TurnService {
     this.activeBySession.set(session.id, turn);
     this.activeById.set(id, turn);
     try {
-      await turnsTable.insertTurn(this.boundary.db, record);
+      await turnsTable.insertTurn(this.boundary.db, record, { input: body.input, userText: body.input });
     } catch (error) {
       this.release(turn);
       if (clientRequestId) {
@@ -245,5 +245,6 @@ export function toTurnDto(record: TurnRecord): TurnDto {
     error: record.error,
     input: record.input,
     userText: record.userText,
+    inputTruncated: record.inputTruncated,
   };
 }

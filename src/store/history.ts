@@ -1,6 +1,7 @@
 import type { Db } from './database.ts';
 import type { HistoryTurnsTable } from './schema.ts';
 import type { CanonicalItem } from '../agent/providers/types.ts';
+import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
 
 export type HistoryEffect = 'append' | 'replace' | 'reset';
 
@@ -78,10 +79,10 @@ export function toRow(sessionId: string, turn: HistoryTurnRecord): HistoryTurnsT
     idx: turn.index,
     turn_id: turn.turnId,
     at: turn.at,
-    user_text: turn.userText,
-    assistant_text: turn.assistantText,
-    error: turn.error,
-    response_id: turn.responseId,
+    user_text: encodeStoredText(turn.userText),
+    assistant_text: encodeNullableStoredText(turn.assistantText),
+    error: encodeNullableStoredText(turn.error),
+    response_id: encodeNullableStoredText(turn.responseId),
     effect: turn.effect,
     items: JSON.stringify(turn.items),
     display_items: JSON.stringify(turn.displayItems),
@@ -95,10 +96,10 @@ export function fromRow(row: HistoryTurnsTable): HistoryTurnRecord {
     index: Number(row.idx),
     turnId: row.turn_id,
     at: row.at,
-    userText: row.user_text,
-    assistantText: row.assistant_text,
-    error: row.error,
-    responseId: row.response_id,
+    userText: decodeStoredText(row.user_text),
+    assistantText: decodeNullableStoredText(row.assistant_text),
+    error: decodeNullableStoredText(row.error),
+    responseId: decodeNullableStoredText(row.response_id),
     effect: row.effect as HistoryEffect,
     items: JSON.parse(row.items) as CanonicalItem[],
     displayItems: JSON.parse(row.display_items) as unknown[],

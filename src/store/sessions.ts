@@ -1,5 +1,6 @@
 import type { Db } from './database.ts';
 import type { SessionsTable } from './schema.ts';
+import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 
 export interface SessionRecord {
   id: string;
@@ -65,7 +66,7 @@ export async function updateSessionFields(
   fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt' | 'ownsCheckout'>>,
 ): Promise<void> {
   const row: Partial<SessionsTable> = {};
-  if (fields.title !== undefined) row.title = fields.title;
+  if (fields.title !== undefined) row.title = encodeStoredText(fields.title);
   if (fields.titleIsManual !== undefined) row.title_is_manual = fields.titleIsManual ? 1 : 0;
   if (fields.archived !== undefined) row.archived = fields.archived ? 1 : 0;
   if (fields.planMode !== undefined) row.plan_mode = fields.planMode ? 1 : 0;
@@ -104,7 +105,7 @@ export function toRow(boundaryId: string, session: SessionRecord): SessionsTable
     dialect: session.dialect,
     cwd: session.cwd,
     effort: session.effort,
-    title: session.title,
+    title: encodeStoredText(session.title),
     title_is_manual: session.titleIsManual ? 1 : 0,
     archived: session.archived ? 1 : 0,
     usage_input: session.usage.input,
@@ -130,7 +131,7 @@ export function fromRow(row: SessionsTable): SessionRecord {
     dialect: row.dialect,
     cwd: row.cwd,
     effort: row.effort,
-    title: row.title,
+    title: decodeStoredText(row.title),
     titleIsManual: row.title_is_manual === 1,
     archived: row.archived === 1,
     usage: { input: Number(row.usage_input), output: Number(row.usage_output), cached: Number(row.usage_cached) },

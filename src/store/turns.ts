@@ -1,5 +1,8 @@
+import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { TurnsTable } from './schema.ts';
+import { boundEventText, EVENT_TEXT_LIMIT } from '../domain/event-text.ts';
+import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText, MAX_ESCAPE_WIDTH, STORED_TEXT_MARKER } from './text-codec.ts';
 
 export type TurnStatus = 'queued' | 'running' | 'waiting_for_input' | 'completed' | 'failed' | 'cancelled';
 export const ACTIVE_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_for_input'];
@@ -22,30 +25,78 @@ export interface TurnRecord {
   startedAt: string | null;
   finishedAt: string | null;
   error: string | null;
+  /** the submitted text, bounded like event text (the durable row keeps all of it) */
   input: string;
+  /** the user message as written into history, bounded alike */
   userText: string;
+  /** whether `input` or `userText` was cut to the bound */
+  inputTruncated: boolean;
   output: TurnOutputRecord | null;
 }
 
-export async function insertTurn(db: Db, turn: TurnRecord): Promise<void> {
-  await db.insertInto('turns').values(toRow(turn)).execute();
+/** The whole text of a turn, as submitted: only the row and the running turn hold it. */
+export interface TurnText {
+  input: string;
+  userText: string;
+}
+
+/** A turn record whose text is the whole text, bounded for keeping in memory. */
+export function boundTurnText(text: TurnText): Pick<TurnRecord, 'input' | 'userText' | 'inputTruncated'> {
+  const input = boundEventText(text.input);
+  const userText = text.input === text.userText ? input : boundEventText(text.userText);
+  return { input: input.text, userText: userText.text, inputTruncated: input.truncated || userText.truncated };
+}
+
+/** Inserts a new turn with its whole text; `turn`'s own text fields are not written. */
+export async function insertTurn(db: Db, turn: TurnRecord, text: TurnText): Promise<void> {
+  await db.insertInto('turns').values({ ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText) }).execute();
 }
 
 export async function findTurn(db: Db, boundaryId: string, id: string): Promise<TurnRecord | null> {
-  const row = await db.selectFrom('turns').selectAll().where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
+  const row = await selectTurns(db).where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
   return row ? fromRow(row) : null;
 }
 
 export async function findTurnByClientRequestId(db: Db, sessionId: string, clientRequestId: string): Promise<TurnRecord | null> {
-  const row = await db.selectFrom('turns').selectAll().where('session_id', '=', sessionId).where('client_request_id', '=', clientRequestId).executeTakeFirst();
+  const row = await selectTurns(db).where('session_id', '=', sessionId).where('client_request_id', '=', clientRequestId).executeTakeFirst();
   return row ? fromRow(row) : null;
 }
 
 export async function listTurns(db: Db, boundaryId: string, sessionId: string | null, limit: number): Promise<TurnRecord[]> {
-  let query = db.selectFrom('turns').selectAll().where('boundary_id', '=', boundaryId);
+  let query = selectTurns(db).where('boundary_id', '=', boundaryId);
   if (sessionId) query = query.where('session_id', '=', sessionId);
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map(fromRow);
+}
+
+/** The whole submitted text of a turn (for running it), or null when there is no such turn. */
+export async function readTurnText(db: Db, id: string): Promise<TurnText | null> {
+  const row = await db.selectFrom('turns').select(['input', 'user_text']).where('id', '=', id).executeTakeFirst();
+  return row ? { input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text) } : null;
+}
+
+/*
+ * Reads of turn records fetch only the head of the text columns, so a turn with a 20 MB input
+ * costs its bounded text, not its whole text, to look up or list. `substr` counts
+ * code points on both backends; a JavaScript character is a UTF-16 code unit, of which a code
+ * point has at least one, so a head one code point longer than the bound decodes to more than
+ * the bound whenever it is not the whole text, and bounding it gives what bounding the whole
+ * text would. An escaped value (see text-codec.ts) spends up to MAX_ESCAPE_WIDTH stored
+ * characters per character, so its head is that much wider.
+ */
+const PLAIN_HEAD = EVENT_TEXT_LIMIT + 1;
+const ESCAPED_HEAD = 1 + PLAIN_HEAD * MAX_ESCAPE_WIDTH;
+
+function textHead(column: 'input' | 'user_text') {
+  const ref = sql.ref(column);
+  return sql<string>`case when substr(${ref}, 1, 1) = ${STORED_TEXT_MARKER} then substr(${ref}, 1, ${sql.lit(ESCAPED_HEAD)}) else substr(${ref}, 1, ${sql.lit(PLAIN_HEAD)}) end`;
+}
+
+function selectTurns(db: Db) {
+  return db
+    .selectFrom('turns')
+    .select(['id', 'boundary_id', 'session_id', 'client_request_id', 'input_digest', 'status', 'created_at', 'started_at', 'finished_at', 'error', 'output'])
+    .select([textHead('input').as('input'), textHead('user_text').as('user_text')]);
 }
 
 export async function updateTurn(db: Db, turn: TurnRecord): Promise<void> {
@@ -67,7 +118,8 @@ export async function failInterruptedTurns(db: Db, finishedAt: string): Promise<
   return Number(result.numUpdatedRows);
 }
 
-function toRow(turn: TurnRecord): TurnsTable {
+/** Every column but the text ones, which only insertTurn writes. */
+function toRow(turn: TurnRecord): Omit<TurnsTable, 'input' | 'user_text'> {
   return {
     id: turn.id,
     boundary_id: turn.boundaryId,
@@ -78,14 +130,14 @@ function toRow(turn: TurnRecord): TurnsTable {
     created_at: turn.createdAt,
     started_at: turn.startedAt,
     finished_at: turn.finishedAt,
-    error: turn.error,
-    input: turn.input,
-    user_text: turn.userText,
+    error: encodeNullableStoredText(turn.error),
     output: turn.output ? JSON.stringify(turn.output) : null,
   };
 }
 
+/** A row whose text columns hold heads (see selectTurns). */
 function fromRow(row: TurnsTable): TurnRecord {
+  const { input, userText, inputTruncated } = boundTurnText({ input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text) });
   return {
     id: row.id,
     boundaryId: row.boundary_id,
@@ -96,9 +148,10 @@ function fromRow(row: TurnsTable): TurnRecord {
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
-    error: row.error,
-    input: row.input,
-    userText: row.user_text,
+    error: decodeNullableStoredText(row.error),
+    input,
+    userText,
+    inputTruncated,
     output: row.output ? (JSON.parse(row.output) as TurnOutputRecord) : null,
   };
 }
