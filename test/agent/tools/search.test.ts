@@ -7,6 +7,7 @@ import { findOnPath } from '../../../src/agent/tools/search/ripgrep-search.ts';
 import { chooseSearchBackend, createSearchTool, MAX_SEARCH_RESULTS } from '../../../src/agent/tools/search/search-tool.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace, type Workspace } from './context.ts';
+import { startSwapper } from './symlink-swapper.ts';
 
 const fallback = createSearchTool({ ripgrepPath: null });
 const search = (tool: typeof fallback, input: object, ws: Workspace) => tool.run(tool.parse(JSON.stringify(input)), makeContext(ws));
@@ -85,26 +86,103 @@ test('the backend choice: null forces the fallback, a ripgrep path selects ripgr
   assert.equal(findOnPath('rg', ''), null);
 });
 
-test('the ripgrep backend passes safe arguments and parses --null output (stand-in rg executable)', async (t) => {
+test('the ripgrep backend passes safe arguments, parses --null output and shows only lines confirmed in the files (stand-in rg)', async (t) => {
   const ws = makeWorkspace();
   t.after(ws.cleanup);
   const script = path.join(ws.root, 'rg');
   const argsFile = path.join(ws.root, 'args.txt');
-  // Prints one match per line of the form ripgrep uses with --null: path NUL line:text.
+  mkdirSync(path.join(ws.cwd, 'src'));
+  writeFileSync(path.join(ws.cwd, 'src', 'a.ts'), `${'filler\n'.repeat(6)}found: it -dash\n`);
+  writeFileSync(path.join(ws.cwd, 'weird:name.ts'), `${'filler\n'.repeat(11)}x -dash\n`);
+  // Prints matches the way ripgrep does with --null (path NUL line:text); the text it prints is not
+  // what is shown, and a line without the pattern (as if read elsewhere) is dropped.
   writeFileSync(
     script,
-    `#!/bin/bash\nprintf '%s\\n' "$@" > ${argsFile}\nfor t; do :; done\nprintf '%s\\0%s\\n' "$t/src/a.ts" "7:found: it" "$t/weird:name.ts" "12:x"\n`,
+    `#!/bin/bash\nprintf '%s\\n' "$@" > ${argsFile}\nfor t; do :; done\n` +
+      `printf '%s\\0%s\\n' "$t/src/a.ts" "7:stale" "$t/weird:name.ts" "12:x" "$t/src/a.ts" "1:OUTSIDE -dash"\n`,
   );
   chmodSync(script, 0o755);
   const tool = createSearchTool({ ripgrepPath: script });
   const outcome = await search(tool, { pattern: '-dash', glob: '*.ts' }, ws);
-  assert.equal(outcome.output, 'src/a.ts:7:found: it\nweird:name.ts:12:x');
+  assert.equal(outcome.output, 'src/a.ts:7:found: it -dash\nweird:name.ts:12:x -dash');
   const args = readFileSync(argsFile, 'utf8').split('\n');
   assert.equal(args[0], '--no-config');
   assert.ok(args.includes('--null'));
   assert.deepEqual(args.slice(args.indexOf('--glob'), args.indexOf('--glob') + 2), ['--glob', '*.ts']);
   assert.deepEqual(args.slice(-5, -1), ['-e', '-dash', '--', ws.cwd]);
 });
+
+test('ripgrep is killed when the search outlives its time limit', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const script = path.join(ws.root, 'rg');
+  const pidFile = path.join(ws.root, 'rg.pid');
+  writeFileSync(script, `#!/bin/sh\necho $$ > ${pidFile}\nexec sleep 60\n`);
+  chmodSync(script, 0o755);
+  const tool = createSearchTool({ ripgrepPath: script, timeoutMs: 300 });
+  const started = Date.now();
+  await assert.rejects(search(tool, { pattern: 'x' }, ws), /did not finish within/);
+  assert.ok(Date.now() - started < 10_000, 'the search returned at its deadline, not when the child chose to exit');
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // SIGKILL is immediate; the wait is only for the child to be reaped.
+  for (let waited = 0; alive() && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(alive(), false, 'the ripgrep process is gone');
+});
+
+test('a catastrophic pattern cannot stall the fallback: linear-time matching, the event loop keeps turning', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  for (let index = 0; index < 20; index++) writeFileSync(path.join(ws.cwd, `f${index}.txt`), `${'a'.repeat(29)}!\n`.repeat(2000));
+  let ticks = 0;
+  const ticker = setInterval(() => ticks++, 1);
+  const outcome = await search(fallback, { pattern: '(\\w+)+#$' }, ws).finally(() => clearInterval(ticker));
+  assert.equal(outcome.output, 'No matches.');
+  assert.ok(ticks > 0, 'timers ran while the search did');
+  await assert.rejects(search(fallback, { pattern: '(a)\\1' }, ws), /invalid regular expression.*no lookaround or backreferences/);
+});
+
+test('the fallback gives up at its time limit', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  for (let index = 0; index < 200; index++) writeFileSync(path.join(ws.cwd, `f${index}.txt`), 'text\n'.repeat(5000));
+  const slow = createSearchTool({ ripgrepPath: null, timeoutMs: 1 });
+  await assert.rejects(search(slow, { pattern: 'no(thing)+here' }, ws), /did not finish within/);
+});
+
+for (const backend of ['javascript', 'ripgrep'] as const) {
+  test(`a directory swapped for a symlink out of the root is never searched (${backend}, race)`, async (t) => {
+    const ripgrep = findOnPath('rg', process.env.PATH);
+    assert.ok(backend === 'javascript' || ripgrep !== null, 'ripgrep must be installed (.ci/run installs it)');
+    const ws = makeWorkspace();
+    t.after(ws.cleanup);
+    const outside = path.join(path.dirname(ws.root), 'outside');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'secret.txt'), 'TOKEN OUTSIDE-SECRET\n');
+    mkdirSync(path.join(ws.cwd, 'dir.real'));
+    writeFileSync(path.join(ws.cwd, 'dir.real', 'secret.txt'), 'TOKEN inside\n');
+    const tool = createSearchTool({ ripgrepPath: backend === 'ripgrep' ? ripgrep : null });
+    const swapper = await startSwapper('directory', path.join(ws.cwd, 'dir'), outside);
+    let insideHits = 0;
+    try {
+      for (let attempt = 0; attempt < (backend === 'ripgrep' ? 150 : 400); attempt++) {
+        const outcome = await search(tool, { pattern: 'TOKEN', path: 'dir' }, ws).catch((error: Error) => ({ output: error.message }));
+        assert.doesNotMatch(outcome.output, /OUTSIDE-SECRET/);
+        if (outcome.output.includes('TOKEN inside')) insideHits++;
+      }
+    } finally {
+      await swapper.stop();
+    }
+    assert.ok(insideHits > 0, 'the race never let a search through; the test proves nothing');
+  });
+}
 
 test('globs translate like ripgrep globs', () => {
   assert.equal(compileGlob('*.ts').matches('src/deep/a.ts'), true);

@@ -1,7 +1,12 @@
 /**
  * The search backend used when ripgrep is on PATH. It honours .gitignore, skips hidden and binary
  * files and does not follow symlinks (ripgrep's defaults); `--no-config` keeps a stray
- * RIPGREP_CONFIG_PATH from adding options such as `--pre`, which runs programs.
+ * RIPGREP_CONFIG_PATH from adding options such as `--pre`, which runs programs. ripgrep is killed
+ * when the call's signal aborts (the turn is cancelled or the tool's deadline passes).
+ *
+ * ripgrep opens what it walks by name, so a directory swapped for a symlink mid-walk could lead it
+ * out of the root. Its output is therefore only a list of candidate lines: each one is confirmed by
+ * reading that line from the file opened race-free (confirm-matches.ts), and the text shown is ours.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
@@ -10,6 +15,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { toolEnvironment } from '../environment.ts';
 import { ToolError } from '../types.ts';
 import { clipMatchText, MAX_MATCH_TEXT, type SearchBackend, type SearchMatch } from './backend.ts';
+import { confirmMatches } from './confirm-matches.ts';
 
 /** The first executable called `name` on a PATH-style list, or null. */
 export function findOnPath(name: string, pathList: string | undefined): string | null {
@@ -37,6 +43,7 @@ export function createRipgrepSearch(ripgrep: string): SearchBackend {
       const child = spawn(ripgrep, args, {
         env: toolEnvironment(process.env),
         signal: request.signal,
+        killSignal: 'SIGKILL',
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const matches: SearchMatch[] = [];
@@ -67,7 +74,7 @@ export function createRipgrepSearch(ripgrep: string): SearchBackend {
         if (pending !== '') take(pending + decoder.end());
         // 1 means "no match"; 2 with matches means some files could not be read.
         if (code === 2 && matches.length === 0) reject(new ToolError(`ripgrep failed: ${stderr.trim()}`));
-        else resolve({ matches, limitReached });
+        else resolve({ matches: confirmMatches(matches, request.pattern), limitReached });
       });
     });
 }

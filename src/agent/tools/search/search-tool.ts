@@ -1,6 +1,7 @@
 /** `search`: regex search over files, by ripgrep when installed and in JavaScript otherwise. */
-import { existsSync } from 'node:fs';
+import { PathError } from '../../../workspace/paths.ts';
 import { optionalString, parseJsonArguments, requiredString } from '../arguments.ts';
+import { timeLimit } from '../time-limit.ts';
 import { displayPath, resolveToolPath } from '../tool-paths.ts';
 import { success, ToolError, type Tool } from '../types.ts';
 import type { SearchBackend } from './backend.ts';
@@ -21,7 +22,11 @@ export interface SearchToolOptions {
    * looked up on PATH once, at creation.
    */
   ripgrepPath?: string | null;
+  /** how long one search may take before ripgrep is killed or the fallback gives up */
+  timeoutMs?: number;
 }
+
+export const SEARCH_TIME_LIMIT_MS = 30_000;
 
 /** Which backend the search tool will use, and why; exported so the choice itself can be tested. */
 export function chooseSearchBackend(options: SearchToolOptions = {}): { name: 'ripgrep' | 'javascript'; backend: SearchBackend } {
@@ -56,14 +61,16 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchAr
     plan: (args) => ({ readOnly: true, paths: [args.path] }),
     async run(args, ctx) {
       const target = resolveToolPath(ctx, args.path);
-      if (!existsSync(target)) throw new ToolError(`${args.path} does not exist`);
-      const result = await backend({
-        pattern: args.pattern,
-        target,
-        glob: args.glob,
-        maxResults: MAX_SEARCH_RESULTS,
-        signal: ctx.signal,
-      });
+      const limit = timeLimit(ctx.signal, 'the search', options.timeoutMs ?? SEARCH_TIME_LIMIT_MS);
+      let result;
+      try {
+        result = await backend({ pattern: args.pattern, target, glob: args.glob, maxResults: MAX_SEARCH_RESULTS, signal: limit.signal });
+      } catch (error) {
+        limit.check();
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError(`${args.path} does not exist`);
+        if (error instanceof PathError) throw new ToolError(error.message);
+        throw error;
+      }
       if (result.matches.length === 0) return success('No matches.');
       const lines = result.matches.map((match) => `${displayPath(ctx.cwd, match.file)}:${match.line}:${match.text}`);
       if (result.limitReached) lines.push(`[… stopped after ${MAX_SEARCH_RESULTS} matches; narrow the pattern, path or glob …]`);
