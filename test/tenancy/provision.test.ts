@@ -1,0 +1,193 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { POSTGRES_ADMIN_URL } from '../support/backends.ts';
+import { provisionTenants, tenantDatabaseName, tenantRoleName, TENANT_STATEMENT_TIMEOUT, type ProvisionedTenant } from '../../src/tenancy/provision.ts';
+import { scramSha256Verifier } from '../../src/tenancy/db-password.ts';
+
+const CHILD = new URL('./support/provision-child.ts', import.meta.url).pathname;
+
+/** Runs one statement on `url` (the superuser's server by default) and returns the rows. */
+async function query(text: string, values: unknown[] = [], url = POSTGRES_ADMIN_URL): Promise<any[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+function urlFor(user: string, database: string, password?: string): string {
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.username = user;
+  url.password = password ?? '';
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * A non-superuser administrative role with only CREATEDB and CREATEROLE, owning a database of its
+ * own: the least the docs promise is enough. Everything created is dropped afterwards.
+ */
+function scratchCluster() {
+  const suffix = randomBytes(5).toString('hex');
+  const adminRole = `agentd_test_adm_${suffix}`;
+  const adminDatabase = `agentd_test_admdb_${suffix}`;
+  const tenantIds: string[] = [];
+  return {
+    adminRole,
+    adminDatabase,
+    adminUrl: urlFor(adminRole, adminDatabase),
+    stateRoot: mkdtempSync(join(tmpdir(), 'agentd-tenants-')),
+    newTenants(count: number) {
+      const ids = Array.from({ length: count }, () => randomUUID());
+      tenantIds.push(...ids);
+      return ids.map((id) => ({ id }));
+    },
+    async create() {
+      await query(`create role ${adminRole} login createdb createrole`);
+      await query(`create database ${adminDatabase} owner ${adminRole}`);
+    },
+    async drop() {
+      for (const id of tenantIds) await query(`drop database if exists ${tenantDatabaseName(id)} with (force)`);
+      for (const id of tenantIds) await query(`drop role if exists ${tenantRoleName(id)}`);
+      await query(`drop database if exists ${adminDatabase} with (force)`);
+      await query(`drop role if exists ${adminRole}`);
+    },
+  };
+}
+
+/** Everything provisioning decides about a tenant, read back from the catalogs as the superuser. */
+async function catalogState(tenant: ProvisionedTenant, adminDatabase: string) {
+  const [role] = await query(
+    `select r.rolcanlogin, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolinherit, r.rolreplication, r.rolbypassrls, r.rolconfig, a.rolpassword, r.oid::text
+       from pg_roles r join pg_authid a on a.oid = r.oid where r.rolname = $1`,
+    [tenant.role],
+  );
+  const [database] = await query(
+    `select datacl::text, pg_get_userbyid(datdba) as owner,
+            has_database_privilege('public', datname, 'CONNECT') as public_connect,
+            has_database_privilege($2, datname, 'CONNECT') as role_connect,
+            has_database_privilege($2, $3, 'CONNECT') as role_connect_admin_database
+       from pg_database where datname = $1`,
+    [tenant.database, tenant.role, adminDatabase],
+  );
+  const [schema] = await query(`select nspacl::text, nspowner::regrole::text as owner from pg_namespace where nspname = 'public'`, [], urlFor('postgres', tenant.database));
+  const migrations = await query('select name from kysely_migration order by name', [], urlFor('postgres', tenant.database));
+  return { role, database, schema, migrations: migrations.map((row) => row.name) };
+}
+
+async function connectionRefusal(url: string): Promise<string> {
+  try {
+    await query('select 1', [], url);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return 'connected';
+}
+
+describe('per-tenant PostgreSQL provisioning', () => {
+  const cluster = scratchCluster();
+  before(() => cluster.create());
+  after(() => cluster.drop());
+
+  it('creates a restricted role and a private database per tenant, migrated by that role, and a second run changes nothing', async () => {
+    const tenants = cluster.newTenants(2);
+    const first = await provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants });
+    assert.deepEqual(first.map((tenant) => tenant.tenantId), tenants.map((tenant) => tenant.id));
+
+    for (const tenant of first) {
+      const hex = tenant.tenantId.replaceAll('-', '');
+      assert.equal(tenant.database, `agentd_t_${hex}`);
+      assert.equal(tenant.role, `agentd_rt_${hex}`);
+      const state = await catalogState(tenant, cluster.adminDatabase);
+      assert.deepEqual(
+        { ...state.role, rolconfig: undefined, rolpassword: undefined, oid: undefined },
+        { rolcanlogin: true, rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolinherit: false, rolreplication: false, rolbypassrls: false, rolconfig: undefined, rolpassword: undefined, oid: undefined },
+      );
+      assert.deepEqual(state.role.rolconfig, [`statement_timeout=${TENANT_STATEMENT_TIMEOUT}`]);
+      assert.equal(state.database.public_connect, false, 'CONNECT revoked from PUBLIC');
+      assert.equal(state.database.role_connect, true);
+      assert.equal(state.database.role_connect_admin_database, false);
+      assert.equal(state.database.owner, cluster.adminRole, 'the tenant role cannot reopen or drop its database');
+      assert.ok(state.migrations.length > 0);
+
+      // the password lives in the tenant state dir, private, and PostgreSQL holds its SCRAM verifier only
+      const passwordFile = join(cluster.stateRoot, tenant.tenantId, 'db-password');
+      assert.equal(statSync(passwordFile).mode & 0o777, 0o600);
+      const password = readFileSync(passwordFile, 'utf8').trim();
+      const url = new URL(tenant.databaseUrl);
+      assert.deepEqual([url.username, decodeURIComponent(url.password), url.pathname, url.host], [tenant.role, password, `/${tenant.database}`, new URL(POSTGRES_ADMIN_URL).host]);
+      const [, iterations, salt] = /^SCRAM-SHA-256\$(\d+):([^$]+)\$/.exec(state.role.rolpassword)!;
+      assert.equal(state.role.rolpassword, scramSha256Verifier(password, Buffer.from(salt, 'base64'), Number(iterations)), 'a password auth would accept it');
+
+      // as the tenant role: agentd's tables are its own, readable and writable; its statements time out
+      const [owner] = await query(`select tableowner from pg_tables where schemaname = 'public' and tablename = 'sessions'`, [], tenant.databaseUrl);
+      assert.equal(owner.tableowner, tenant.role);
+      await query(`insert into kysely_migration_lock (id, is_locked) values ('probe', 0)`, [], tenant.databaseUrl);
+      assert.equal((await query(`select count(*)::int as n from kysely_migration_lock where id = 'probe'`, [], tenant.databaseUrl))[0].n, 1);
+      assert.equal((await query('show statement_timeout', [], tenant.databaseUrl))[0].statement_timeout, TENANT_STATEMENT_TIMEOUT);
+    }
+
+    const before = await Promise.all(first.map((tenant) => catalogState(tenant, cluster.adminDatabase)));
+    const passwords = first.map((tenant) => readFileSync(join(cluster.stateRoot, tenant.tenantId, 'db-password'), 'utf8'));
+    const second = await provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants });
+    assert.deepEqual(second, first);
+    assert.deepEqual(await Promise.all(first.map((tenant) => catalogState(tenant, cluster.adminDatabase))), before);
+    assert.deepEqual(first.map((tenant) => readFileSync(join(cluster.stateRoot, tenant.tenantId, 'db-password'), 'utf8')), passwords);
+  });
+
+  it('refuses a tenant role everywhere but its own database, even with a valid password', async () => {
+    const [a, b] = await provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants: cluster.newTenants(2) });
+    const aPassword = decodeURIComponent(new URL(a.databaseUrl).password);
+    assert.match(await connectionRefusal(urlFor(a.role, b.database, aPassword)), /permission denied for database/);
+    assert.match(await connectionRefusal(urlFor(a.role, cluster.adminDatabase, aPassword)), /permission denied for database/);
+    // inside its own database it cannot grow its powers
+    const escape = `agentd_escape_${randomBytes(3).toString('hex')}`;
+    const attempts = [`create database ${escape}`, `create role ${escape}`, 'alter role current_user superuser', 'alter role current_user createdb', `set role ${cluster.adminRole}`];
+    for (const attempt of attempts) {
+      await assert.rejects(query(attempt, [], a.databaseUrl), /permission denied|must be|must have/, attempt);
+    }
+    // a grant it may not make is only a warning: what matters is that nothing changed
+    await query(`grant connect on database ${a.database} to public`, [], a.databaseUrl).catch(() => {});
+    await query(`grant connect on database ${a.database} to ${b.role}`, [], a.databaseUrl).catch(() => {});
+    assert.equal((await query(`select has_database_privilege('public', $1, 'CONNECT') as open`, [a.database]))[0].open, false);
+    assert.equal((await query(`select has_database_privilege($2, $1, 'CONNECT') as open`, [a.database, b.role]))[0].open, false);
+    assert.equal((await query('select count(*)::int as n from pg_database where datname = $1', [escape]))[0].n, 0);
+    assert.equal((await query('select count(*)::int as n from pg_roles where rolname = $1', [escape]))[0].n, 0);
+  });
+
+  it('lets two provisioners race: both succeed, with one database and one role per tenant', async () => {
+    const tenants = cluster.newTenants(3);
+    const options = JSON.stringify({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants });
+    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', CHILD, options], { timeout: 60000 });
+    const [one, two] = await Promise.all([run(), run()]);
+    const first = JSON.parse(one.stdout) as ProvisionedTenant[];
+    assert.deepEqual(JSON.parse(two.stdout), first, 'the same URLs: one password file per tenant');
+    for (const tenant of first) {
+      assert.equal((await query('select count(*)::int as n from pg_database where datname = $1', [tenant.database]))[0].n, 1);
+      assert.equal((await query('select count(*)::int as n from pg_roles where rolname = $1', [tenant.role]))[0].n, 1);
+      assert.equal((await query('select current_user as who', [], tenant.databaseUrl))[0].who, tenant.role);
+    }
+  });
+
+  it('fails closed when the administrative database cannot be closed to tenant roles', async () => {
+    // the administrative role does not own `postgres`, so it cannot revoke PUBLIC's CONNECT there
+    const notOwned = urlFor(cluster.adminRole, 'postgres');
+    await assert.rejects(
+      provisionTenants({ adminUrl: notOwned, tenantStateRoot: cluster.stateRoot, tenants: cluster.newTenants(1) }),
+      /tenant roles can connect to the administrative database postgres: make the administrative role its owner, or run REVOKE CONNECT ON DATABASE postgres FROM PUBLIC/,
+    );
+  });
+
+  it('refuses a tenant id that is not a canonical UUID before touching the server', async () => {
+    await assert.rejects(provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants: [{ id: 'x"; drop database postgres; --' }] }), /is not a canonical UUID/);
+  });
+});
