@@ -1,0 +1,51 @@
+/**
+ * The sandbox's view of /etc: only what programs need to run (dynamic loader cache, TLS roots,
+ * Debian's alternatives, time zones, service names), never the host's accounts, hosts or
+ * credentials. passwd, group, hosts and resolv.conf are written fresh for the guest.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const GUEST_UID = 1000;
+export const GUEST_GID = 1000;
+export const GUEST_USER = 'agent';
+
+/** Host /etc entries shown read-only when present. */
+export const HOST_ETC_ALLOWLIST = [
+  'alternatives',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'ssl',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'timezone',
+  'mime.types',
+  'protocols',
+  'services',
+  'nsswitch.conf',
+  'os-release',
+  'debian_version',
+  'bash.bashrc',
+  'inputrc',
+  'profile',
+  'gitconfig',
+];
+
+export const GENERATED_ETC_FILES = ['passwd', 'group', 'hosts', 'resolv.conf'] as const;
+
+/** Writes the generated files into a private directory; `remove` deletes it at shutdown. */
+export function writeGuestEtc(home: string): { directory: string; remove(): void } {
+  const directory = mkdtempSync(join(tmpdir(), 'agentd-sandbox-etc-'));
+  const files: Record<(typeof GENERATED_ETC_FILES)[number], string> = {
+    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${GUEST_USER}:x:${GUEST_UID}:${GUEST_GID}:agent:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\n${GUEST_USER}:x:${GUEST_GID}:\nnogroup:x:65534:\n`,
+    hosts: '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n',
+    // slirp4netns's DNS forwarder: the one private address the network filter lets through (port 53)
+    'resolv.conf': 'nameserver 10.0.2.3\n',
+  };
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(directory, name), content, { mode: 0o644 });
+  return { directory, remove: () => rmSync(directory, { recursive: true, force: true }) };
+}

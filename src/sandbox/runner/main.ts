@@ -1,0 +1,112 @@
+/**
+ * `agentd-sandbox --workspace DIR [--home DIR]`: one tenant's sandbox runner (docs/SANDBOX.md).
+ * It first makes sure the host can give every guarantee (bubblewrap, user and network namespaces,
+ * nftables, slirp4netns, the cgroup limits) and proves it by running `true` confined; only then
+ * does it print `ready`. Anything missing is one `unavailable` line and exit 1: never a weaker sandbox.
+ */
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { detectCgroupLayout } from '../cgroups/layout.ts';
+import { LimitError, SANDBOX_LIMITS } from '../cgroups/limits.ts';
+import { TenantCgroup } from '../cgroups/tenant-group.ts';
+import { encodeLine, GUEST_WORKSPACE, PROTOCOL_VERSION, type SandboxResponse } from '../protocol.ts';
+import { writeGuestEtc } from './guest-files.ts';
+import { TenantNetwork } from './network.ts';
+import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
+import { RunnerSession } from './session.ts';
+import { findTools } from './tools.ts';
+import { Unavailable } from './unavailable.ts';
+
+function send(response: SandboxResponse): void {
+  process.stdout.write(encodeLine(response));
+}
+
+function directoryOption(value: string | undefined, option: string): string {
+  if (!value) throw new Unavailable('workspace', `--${option} DIR is required`);
+  if (!existsSync(value) || !statSync(value).isDirectory()) throw new Unavailable('workspace', `--${option} ${value} is not a directory`);
+  return realpathSync(value);
+}
+
+interface Resources {
+  cgroup?: TenantCgroup;
+  network?: TenantNetwork;
+  removeEtc?: () => void;
+}
+
+async function prepare(resources: Resources): Promise<SandboxContext> {
+  const { values } = parseArgs({ options: { workspace: { type: 'string' }, home: { type: 'string' } }, strict: true });
+  const workspace = directoryOption(values.workspace, 'workspace');
+  const home = values.home === undefined ? null : directoryOption(values.home, 'home');
+  const tools = findTools(process.env);
+  const layout = detectCgroupLayout(process.env.AGENTD_SANDBOX_CGROUP_ROOT || '/sys/fs/cgroup');
+  if (!layout.ok) throw new Unavailable(layout.missing, layout.message);
+  resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, SANDBOX_LIMITS);
+  resources.network = await TenantNetwork.start(tools);
+  const etc = writeGuestEtc('/home/agent');
+  resources.removeEtc = etc.remove;
+  const context: SandboxContext = {
+    tools,
+    view: { workspace, home, generatedEtc: etc.directory },
+    cgroup: resources.cgroup,
+    enterNetwork: resources.network.enterPrefix(tools),
+  };
+  await proveConfinement(context);
+  return context;
+}
+
+/** Runs `true` the way every command will run; bwrap's own complaint says what the host refuses. */
+async function proveConfinement(context: SandboxContext): Promise<void> {
+  let stderr = '';
+  const probe = startSandboxedProcess(context, {
+    argv: ['true'],
+    cwd: GUEST_WORKSPACE,
+    timeoutMs: 10_000,
+    outputLimitBytes: 4096,
+    onOutput: (_stream, chunk) => (stderr += chunk.toString('utf8')),
+  });
+  const outcome = await probe.done;
+  if (outcome.exitCode !== 0) throw new Unavailable('bwrap', `bubblewrap cannot confine a command here: ${stderr.trim() || `exit ${outcome.exitCode}`}`);
+}
+
+async function release(resources: Resources): Promise<void> {
+  await resources.cgroup?.killAll();
+  resources.network?.close();
+  resources.cgroup?.remove();
+  resources.removeEtc?.();
+}
+
+async function main(): Promise<void> {
+  const resources: Resources = {};
+  let context: SandboxContext;
+  try {
+    context = await prepare(resources);
+  } catch (error) {
+    const missing = error instanceof Unavailable || error instanceof LimitError ? error.missing : 'runner';
+    send({ type: 'unavailable', missing, message: (error as Error).message });
+    await release(resources);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    session.cancelAll();
+    await release(resources);
+    process.exit(0);
+  };
+  const session = new RunnerSession(context, send, () => void stop());
+  send({
+    type: 'ready',
+    protocol: PROTOCOL_VERSION,
+    workspace: GUEST_WORKSPACE,
+    limits: { ...SANDBOX_LIMITS },
+    cgroupVersion: context.cgroup.version,
+  });
+  process.stdin.on('data', (chunk: Buffer) => session.push(chunk));
+  process.stdin.on('end', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  process.stdout.on('error', () => void stop()); // the caller went away
+}
+
+await main();

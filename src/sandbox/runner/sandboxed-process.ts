@@ -1,0 +1,107 @@
+/**
+ * Runs one command inside the tenant's sandbox and reports how it ended. The spawned shell moves
+ * itself into the tenant cgroup, then execs nsenter (the tenant's network) which execs bwrap, so
+ * bwrap is the runner's direct child: SIGKILL to it ends the sandbox's PID namespace and with it
+ * every process the command started, and bwrap's --die-with-parent ends them if the runner dies.
+ */
+import { spawn } from 'node:child_process';
+import type { ProcessOutcome } from '../protocol.ts';
+import type { TenantCgroup } from '../cgroups/tenant-group.ts';
+import { bwrapArguments, type SandboxView } from './bwrap-argv.ts';
+import type { Tools } from './tools.ts';
+
+/** `sh -c` script: write 0 (this shell) into each cgroup.procs given before `--`, then exec the rest. */
+const ENTER_CGROUP_THEN_EXEC = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+export interface SandboxContext {
+  tools: Tools;
+  view: SandboxView;
+  cgroup: TenantCgroup;
+  /** argv prefix that joins the tenant's network namespace */
+  enterNetwork: string[];
+}
+
+export interface ProcessSpec {
+  argv: string[];
+  cwd: string;
+  timeoutMs: number;
+  stdin?: Buffer;
+  /** output past this many bytes is dropped and the outcome says outputTruncated */
+  outputLimitBytes: number;
+  onOutput(stream: 'stdout' | 'stderr', chunk: Buffer): void;
+}
+
+export interface RunningProcess {
+  cancel(): void;
+  done: Promise<ProcessOutcome>;
+}
+
+export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec): RunningProcess {
+  const started = performance.now();
+  const oomKillsBefore = context.cgroup.oomKills();
+  const argv = [
+    ...context.cgroup.entryFiles,
+    '--',
+    ...context.enterNetwork,
+    context.tools.bwrap,
+    ...bwrapArguments(context.view, spec.cwd, spec.argv),
+  ];
+  const child = spawn('/bin/sh', ['-c', ENTER_CGROUP_THEN_EXEC, 'sh', ...argv], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { PATH: '/usr/bin:/bin' },
+  });
+  let timedOut = false;
+  let cancelled = false;
+  let outputBytes = 0;
+  let outputTruncated = false;
+
+  const forward = (stream: 'stdout' | 'stderr') => {
+    child[stream].on('data', (chunk: Buffer) => {
+      if (outputTruncated) return;
+      const room = spec.outputLimitBytes - outputBytes;
+      if (chunk.length > room) {
+        outputTruncated = true;
+        chunk = chunk.subarray(0, room);
+      }
+      outputBytes += chunk.length;
+      if (chunk.length > 0) spec.onOutput(stream, chunk);
+    });
+  };
+  forward('stdout');
+  forward('stderr');
+
+  child.stdin.on('error', () => {}); // a command that exits without reading its input
+  child.stdin.end(spec.stdin ?? Buffer.alloc(0));
+
+  const kill = () => child.kill('SIGKILL');
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, spec.timeoutMs);
+
+  const done = new Promise<ProcessOutcome>((resolve) => {
+    child.on('error', (error) => {
+      spec.onOutput('stderr', Buffer.from(`sandbox: cannot start the command: ${error.message}\n`));
+    });
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      resolve({
+        exitCode,
+        signal,
+        timedOut,
+        cancelled,
+        oomKilled: context.cgroup.oomKills() > oomKillsBefore,
+        outputTruncated,
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
+  });
+
+  return {
+    cancel() {
+      cancelled = true;
+      kill();
+    },
+    done,
+  };
+}
