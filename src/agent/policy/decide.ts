@@ -14,7 +14,7 @@
  */
 import type { PathClassification } from '../../workspace/paths.ts';
 import type { ToolPlan } from '../tools/types.ts';
-import { analyzeCommand, type CommandAnalysis } from './command-analysis.ts';
+import { analyzeCommand, keyOfCommand, type CommandAnalysis } from './command-analysis.ts';
 import { rootAccessPrompt, toolApprovalPrompt } from './prompts.ts';
 
 export interface PolicyCall {
@@ -29,8 +29,13 @@ export interface PolicyContext {
   yolo: boolean;
   /** keys stored by allow_session decisions; see allowanceKey */
   sessionAllowances: ReadonlySet<string>;
-  /** canonicalizeInside results for every path in the call's plan */
+  /** canonicalizeInside results for every path in the call's plan (for shell: its workdir first) */
   paths: readonly PathClassification[];
+  /**
+   * Unattended shell commands run confined (bubblewrap: read-only filesystem, no network). When
+   * false they run on the host, and only commands provably read-only without a shell skip approval.
+   */
+  confinedExecution: boolean;
   /** the human already answered `allow` to root_access for this very call */
   rootAccessGranted?: boolean;
 }
@@ -50,7 +55,8 @@ export const PLAN_MODE_REFUSAL =
   'tools, then present your plan with exit_plan_mode; changes become possible once the user approves it.';
 
 export function decideToolCall(call: PolicyCall, context: PolicyContext): PolicyDecision {
-  const command = call.plan.command === undefined ? null : analyzeCommand(call.plan.command);
+  const situation = { confined: context.confinedExecution, cwd: context.paths[0]?.resolved ?? null };
+  const command = call.plan.command === undefined ? null : analyzeCommand(call.plan.command, situation);
   if (command?.danger) {
     return { action: 'refuse', reason: `Refused: ${command.danger}. Commands that can destroy the machine are never run.` };
   }
@@ -78,11 +84,11 @@ export function decideToolCall(call: PolicyCall, context: PolicyContext): Policy
 }
 
 /**
- * What allow_session remembers: the tool name, plus for shell the command's first two words
- * (`shell:git commit`), or the whole command when it is compound, so approving `make && rm x`
- * approves only that exact command again.
+ * What allow_session remembers: the tool name, plus for shell the command's key (allowance-key.ts):
+ * its first two words (`shell:git commit`) for a plain command that cannot be made to execute
+ * something else, or else the whole normalised command, approving only that exact command again.
  */
 export function allowanceKey(call: PolicyCall, command: CommandAnalysis | null = null): string {
-  const analysis = command ?? (call.plan.command === undefined ? null : analyzeCommand(call.plan.command));
-  return analysis === null ? call.name : `${call.name}:${analysis.prefix}`;
+  if (call.plan.command === undefined) return call.name;
+  return `${call.name}:${command?.key ?? keyOfCommand(call.plan.command)}`;
 }

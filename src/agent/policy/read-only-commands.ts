@@ -1,125 +1,129 @@
 /**
- * Commands that only read: they may run without asking. A command qualifies only when its program
- * is on this list by its bare name (never `./ls`, which could be anything) and none of its options
- * turn it into a writer or an executor (`find -delete`, `sort -o`, `rg --pre`, `git diff --output`).
+ * Whether one program invocation only reads, judged from its argv against the table in
+ * read-only-programs.ts, and whether the files it names stay inside the session directory once
+ * symlinks are followed. A program qualifies only by its bare name (never `./ls`, which could be
+ * anything).
  */
+import { canonicalizeInside } from '../../workspace/paths.ts';
+import { READ_ONLY_PROGRAMS, type ProgramOptions } from './read-only-programs.ts';
 
-type ArgumentCheck = (args: string[]) => boolean;
-
-const anyArguments: ArgumentCheck = () => true;
-const noArguments: ArgumentCheck = (args) => args.length === 0;
-
-/** none of the arguments is one of `options` or starts with `option=` for a long one */
-function without(...options: string[]): ArgumentCheck {
-  const matches = (arg: string, option: string) =>
-    arg === option || (option.startsWith('--') && arg.startsWith(`${option}=`));
-  return (args) => !args.some((arg) => options.some((option) => matches(arg, option)));
-}
-
-const FIND_ACTIONS = ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'];
-
-/** `sort -o FILE` writes, also inside a cluster such as `-uo`; `--compress-program` runs a program. */
-const sortCheck: ArgumentCheck = (args) =>
-  !args.some((arg) => (/^-[^-]/.test(arg) && arg.includes('o')) || arg.startsWith('--output') || arg.startsWith('--compress-program'));
-
-/** `uniq IN OUT` writes OUT. */
-const uniqCheck: ArgumentCheck = (args) => args.filter((arg) => !arg.startsWith('-')).length <= 1;
-
-const GIT_ALWAYS_READ = new Set(['status', 'log', 'diff', 'show', 'blame', 'ls-files', 'ls-tree', 'rev-parse', 'describe', 'shortlog', 'cat-file', 'grep']);
-const GIT_LISTING_FLAGS: Record<string, Set<string>> = {
-  branch: new Set(['-a', '--all', '-r', '--remotes', '-v', '-vv', '--verbose', '--show-current', '--list']),
-  remote: new Set(['-v', '--verbose']),
-  tag: new Set(['-l', '--list']),
-  stash: new Set(['list']),
-};
-/** options that write a file or run a program; `-O<pager>` is matched as a prefix */
-const GIT_FORBIDDEN = ['--output', '--ext-diff', '--open-files-in-pager', '--textconv'];
-
-/** `git <subcommand>` with the subcommand first (global options such as -c could run programs). */
-const gitCheck: ArgumentCheck = ([subcommand, ...rest]) => {
-  if (subcommand === undefined) return false;
-  const forbidden = (arg: string) =>
-    arg.startsWith('-O') || GIT_FORBIDDEN.some((option) => arg === option || arg.startsWith(`${option}=`));
-  if (rest.some(forbidden)) return false;
-  if (GIT_ALWAYS_READ.has(subcommand)) return true;
-  const listing = GIT_LISTING_FLAGS[subcommand];
-  if (!listing) return false;
-  // `git tag -l 'v*'` lists by pattern; otherwise a positional argument would create something.
-  if (subcommand === 'tag' && rest.some((arg) => listing.has(arg))) return rest.every((arg) => listing.has(arg) || !arg.startsWith('-'));
-  return rest.every((arg) => listing.has(arg));
-};
-
-const READ_ONLY_PROGRAMS: Record<string, ArgumentCheck> = {
-  ls: anyArguments,
-  cat: anyArguments,
-  head: anyArguments,
-  tail: anyArguments,
-  wc: anyArguments,
-  grep: anyArguments,
-  egrep: anyArguments,
-  fgrep: anyArguments,
-  rg: without('--pre'),
-  find: without(...FIND_ACTIONS),
-  tree: without('-o'),
-  pwd: anyArguments,
-  cd: anyArguments,
-  echo: anyArguments,
-  printf: anyArguments,
-  true: anyArguments,
-  false: anyArguments,
-  test: anyArguments,
-  '[': anyArguments,
-  stat: anyArguments,
-  file: without('-C', '--compile'),
-  du: anyArguments,
-  df: anyArguments,
-  basename: anyArguments,
-  dirname: anyArguments,
-  realpath: anyArguments,
-  readlink: anyArguments,
-  cut: anyArguments,
-  tr: anyArguments,
-  nl: anyArguments,
-  sort: sortCheck,
-  uniq: uniqCheck,
-  diff: anyArguments,
-  cmp: anyArguments,
-  md5sum: anyArguments,
-  sha1sum: anyArguments,
-  sha256sum: anyArguments,
-  sha512sum: anyArguments,
-  jq: anyArguments,
-  which: anyArguments,
-  whoami: anyArguments,
-  id: anyArguments,
-  uname: anyArguments,
-  date: without('-s', '--set'),
-  ps: anyArguments,
-  printenv: anyArguments,
-  env: noArguments,
-  hostname: noArguments,
-  git: gitCheck,
-};
-
-export function isReadOnlyProgram(argv: readonly string[]): boolean {
-  const [program, ...args] = argv;
-  if (program === undefined || program.includes('/')) return false;
-  const check = Object.hasOwn(READ_ONLY_PROGRAMS, program) ? READ_ONLY_PROGRAMS[program] : undefined;
-  return check !== undefined && check(args);
-}
-
-export const READ_ONLY_PROGRAM_NAMES = Object.keys(READ_ONLY_PROGRAMS);
+export const READ_ONLY_PROGRAM_NAMES = [...Object.keys(READ_ONLY_PROGRAMS), 'git'];
 
 /**
- * Arguments that may name something outside the session directory: absolute paths (other than
- * /dev/null), home-relative paths and `..` segments. A read-only command with such an argument is
- * not provably confined to the workspace, so it is asked about instead of run.
+ * The words of a read-only invocation that may name files (operands and option values), or null
+ * when the invocation is not read-only. `confined`: unattended commands run confined, which lets
+ * git, jq, printenv, env and cd in too.
  */
-export function mentionsOutsidePath(arg: string): boolean {
-  const value = arg.startsWith('-') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
+export function readOnlyFileArguments(argv: readonly string[], confined: boolean): string[] | null {
+  const [program, ...args] = argv;
+  if (program === undefined) return null;
+  if (program === 'git') return confined ? gitFileArguments(args) : null;
+  const options = Object.hasOwn(READ_ONLY_PROGRAMS, program) ? READ_ONLY_PROGRAMS[program] : undefined;
+  if (options === undefined || (options.confinedOnly && !confined)) return null;
+  if (options.ignoresArguments) return [];
+  return parseArguments(args, options);
+}
+
+function parseArguments(args: readonly string[], options: ProgramOptions): string[] | null {
+  const files: string[] = [];
+  const operands: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index];
+    if (arg === '--') {
+      operands.push(...args.slice(index + 1));
+      break;
+    }
+    if (options.primaries && Object.hasOwn(options.primaries, arg)) {
+      const count = options.primaries[arg];
+      if (index + count >= args.length) return null;
+      files.push(...args.slice(index + 1, index + 1 + count));
+      index += count;
+    } else if (options.primaries && (arg === '(' || arg === ')' || arg === '!')) {
+      continue;
+    } else if (arg.startsWith('--')) {
+      const equals = arg.indexOf('=');
+      const name = equals === -1 ? arg : arg.slice(0, equals);
+      if (equals === -1 && options.long?.includes(name)) continue;
+      if (!options.longValued?.includes(name)) return null;
+      const value = equals === -1 ? args[++index] : arg.slice(equals + 1);
+      if (value === undefined) return null;
+      files.push(value);
+    } else if (arg.startsWith('-') && arg !== '-') {
+      if (options.primaries) return null;
+      const value = clusterValue(arg, options, () => args[++index]);
+      if (value === null) return null;
+      if (value !== undefined) files.push(value);
+    } else operands.push(arg);
+  }
+  if (options.maxOperands !== undefined && operands.length > options.maxOperands) return null;
+  if (options.operandPattern && !operands.every((operand) => options.operandPattern?.test(operand))) return null;
+  return options.textOperands ? files : [...files, ...operands];
+}
+
+/**
+ * Walks a short-option cluster (`-la`, `-n5`, `-Cm`) letter by letter: every letter must be
+ * allowed; a valued letter takes the rest of the word or the next one. Returns that value,
+ * undefined when there is none, or null when a letter is not allowed or a value is missing.
+ */
+function clusterValue(arg: string, options: ProgramOptions, nextWord: () => string | undefined): string | undefined | null {
+  for (let at = 1; at < arg.length; at++) {
+    const letter = arg[at];
+    if (options.valued?.includes(letter)) return arg.slice(at + 1) || nextWord() || null;
+    if (!options.flags?.includes(letter)) return null;
+  }
+  return undefined;
+}
+
+const GIT_READ_SUBCOMMANDS = new Set(['status', 'log', 'diff', 'show', 'blame', 'ls-files', 'ls-tree', 'rev-parse', 'describe', 'shortlog', 'cat-file', 'grep']);
+const GIT_LISTING: Record<string, readonly string[]> = {
+  branch: ['-a', '--all', '-r', '--remotes', '-v', '-vv', '--verbose', '--show-current', '--list'],
+  remote: ['-v', '--verbose'],
+  tag: ['-l', '--list'],
+  stash: ['list'],
+};
+/** long options (git accepts any unambiguous abbreviation) that write files or run programs */
+const GIT_EXECUTING_OPTIONS = ['--output', '--ext-diff', '--textconv', '--filters', '--open-files-in-pager', '--show-signature', '--exec', '--upload-pack', '--paginate'];
+
+/**
+ * `git <read subcommand> …` with the subcommand first (global options such as -c could run
+ * programs). Repository config can still run programs (diff.external, log.showSignature, …),
+ * which is why git is read-only only where unattended commands run confined.
+ */
+function gitFileArguments([subcommand, ...rest]: readonly string[]): string[] | null {
+  if (subcommand === undefined) return null;
+  const executes = (arg: string) => {
+    if (arg.includes('%G')) return true; // signature placeholders of --format run gpg
+    if (arg.startsWith('--')) {
+      const name = arg.split('=')[0];
+      return name.length > 2 && GIT_EXECUTING_OPTIONS.some((option) => option.startsWith(name) || name.startsWith(option));
+    }
+    return arg.startsWith('-') && arg.includes('O'); // -O<pager> in any cluster (`git grep -iO…`)
+  };
+  if (rest.some(executes)) return null;
+  const listing = GIT_LISTING[subcommand];
+  if (!GIT_READ_SUBCOMMANDS.has(subcommand)) {
+    if (!listing) return null;
+    // `git tag -l 'v*'` lists by pattern; otherwise a positional argument would create something
+    const patterns = subcommand === 'tag' && rest.some((arg) => listing.includes(arg));
+    if (!rest.every((arg) => listing.includes(arg) || (patterns && !arg.startsWith('-')))) return null;
+  }
+  return rest.filter((arg) => !arg.startsWith('-'));
+}
+
+/**
+ * Whether a word may name something outside the session directory: a path that, resolved from any
+ * of `bases` (real paths) with every symlink followed, is not inside that base; or a `~` path.
+ * `--name=value` words are judged by their value.
+ */
+export function mentionsOutsidePath(word: string, bases: readonly string[]): boolean {
+  const value = word.startsWith('-') && word.includes('=') ? word.slice(word.indexOf('=') + 1) : word;
   if (value === '/dev/null') return false;
-  if (value.startsWith('/') || value.startsWith('~')) return true;
-  if (value.split('/').includes('..')) return true;
-  // an option with a path glued on, such as -f/etc/passwd
-  return arg.startsWith('-') && !arg.includes('=') && arg.includes('/');
+  if (value.startsWith('~') || value.includes('\0')) return true;
+  return bases.some((base) => {
+    try {
+      return canonicalizeInside([base], value, base).location !== 'cwd';
+    } catch {
+      return true;
+    }
+  });
 }

@@ -1,7 +1,18 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyzeCommand } from '../../../src/agent/policy/command-analysis.ts';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { analyzeCommand, analyzeCommand as analyzeCommandIn, keyOfCommand } from '../../../src/agent/policy/command-analysis.ts';
 import { isCatastrophicTarget } from '../../../src/agent/policy/dangerous-commands.ts';
+
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-analysis-')));
+mkdirSync(join(workspace, 'src'));
+writeFileSync(join(workspace, 'package.json'), '{}');
+symlinkSync('/', join(workspace, 'rootlink'));
+after(() => rmSync(workspace, { recursive: true, force: true }));
+const confined = { confined: true, cwd: workspace };
+const host = { confined: false, cwd: workspace };
 
 const READ_ONLY: (string | string[])[] = [
   'ls',
@@ -32,6 +43,10 @@ const READ_ONLY: (string | string[])[] = [
   'diff a.txt b.txt',
   'stat -c %s file',
   'wc -l < input.txt',
+  'sort -S 64K -k 2 names.txt',
+  'uniq -c in.txt',
+  'head -5 a.txt',
+  'date +%Y',
 ];
 
 const ASK: (string | string[])[] = [
@@ -78,6 +93,42 @@ const ASK: (string | string[])[] = [
   'tree -o out.txt',
   ['bash', '-lc', 'make'],
   ['touch', 'x'],
+  // the issue 9 reproductions
+  "echo $'\\' '; id > PWNED #'",
+  "printf -v 'a[$(id > PWNED)]' %s x",
+  "test -v 'a[$(id > PWNED)]'",
+  "[ -v 'a[$(id > PWNED)]' ]",
+  "find . -maxdepth 0 {-exec,} sh -c 'id > PWNED' \\;",
+  'cat {/,}proc/1/environ',
+  'cat {/,}etc/agentd/token',
+  'ps eww -p 1',
+  'ps -o args= -p 1',
+  'sort --outp=F in.txt',
+  'sort -S 64K --compress-prog=sh in.txt',
+  "git grep --no-index --open-files-in='id > PWNED;' b",
+  'git grep -iOvim TODO',
+  'git log --format=%G?',
+  'git show --textc HEAD',
+  'uniq -- in.txt -OUT',
+  'file -Cm m',
+  'file -m m x',
+  'date --se=2020-01-01',
+  'date 01010000',
+  'cat rootlink/proc/1/environ',
+  'ls rootlink/',
+  'cd rootlink && cat proc/1/environ',
+  'grep -R token .',
+  'rg -L token',
+  'rg --pre=./x token',
+  'find -L . -name x',
+  'tail -f log',
+  'ls --colo=always',
+  'echo {1..3}',
+  'cat a.txt <<< x',
+  '(( a[$(id)] ))',
+  'echo $((1+2))',
+  'declare -p',
+  'ls >(cat)',
 ];
 
 const REFUSE: (string | string[])[] = [
@@ -123,51 +174,106 @@ const REFUSE: (string | string[])[] = [
   'env FOO=1 nice -n 5 rm -rf /',
   'find / -delete',
   'mv ~ /tmp/x',
+  "bash <<<'rm -rf /'",
+  'sh <<< "rm -rf ~"',
+  'bash <<EOF\nrm -rf /\nEOF',
+  "bash -O extglob -c 'rm -rf /'",
+  "bash --norc -c 'rm -rf /'",
+  "sh -e -c 'rm -rf /'",
+  "bash -c -- 'rm -rf /'",
+  'rm -rf {/,}',
+  'rm -rf /{usr,tmp}',
+  "xargs -n 1 sh -c 'rm -rf /'",
+  "env -S 'rm -rf /'",
+  'echo "$(rm -rf /)"',
+  'cat <<EOF\n$(rm -rf /)\nEOF',
+  'echo ${x:-$(rm -rf /)}',
+  "eval 'rm -rf' /",
 ];
 
 for (const command of READ_ONLY) {
-  test(`read-only: ${JSON.stringify(command)}`, () => {
-    const analysis = analyzeCommand(command);
+  test(`read-only where commands run confined: ${JSON.stringify(command)}`, () => {
+    const analysis = analyzeCommand(command, confined);
     assert.equal(analysis.danger, null);
     assert.equal(analysis.readOnly, true);
   });
 }
 
 for (const command of ASK) {
-  test(`needs approval: ${JSON.stringify(command)}`, () => {
-    const analysis = analyzeCommand(command);
-    assert.equal(analysis.danger, null);
-    assert.equal(analysis.readOnly, false);
+  test(`needs approval in both modes: ${JSON.stringify(command)}`, () => {
+    for (const situation of [confined, host]) {
+      const analysis = analyzeCommand(command, situation);
+      assert.equal(analysis.danger, null);
+      assert.equal(analysis.readOnly, false, JSON.stringify(situation));
+    }
   });
 }
 
 for (const command of REFUSE) {
   test(`refused as dangerous: ${JSON.stringify(command)}`, () => {
-    assert.notEqual(analyzeCommand(command).danger, null);
+    assert.notEqual(analyzeCommand(command, host).danger, null);
   });
 }
 
+test('on the host only one command of plain literal words from the table runs unattended', () => {
+  for (const command of ['ls', 'ls -la src', ['ls', '-la'], 'cat package.json', "grep -rn 'TODO' src", 'head -n 20 "src/a b.ts"', "find . -name '*.ts' -type f", ['find', '.', '-name', '*.ts'], 'sort -S 64K names.txt', 'date +%Y']) {
+    assert.equal(analyzeCommand(command, host).readOnly, true, JSON.stringify(command));
+  }
+  for (const command of ['git status', 'git log --oneline', 'cat a | wc', 'ls; pwd', 'cd src && ls', 'wc -l src/*.ts', 'ls 2>&1', 'ls > /dev/null', 'grep -rn "$x" src', 'ls ~', "cat 'a'b", 'ls \\x', 'jq . package.json', 'printenv', 'env', ['cat', '/etc/passwd'], ['cat', 'rootlink/etc/passwd'], ['bash', '-lc', 'ls'], 'time ls']) {
+    assert.equal(analyzeCommand(command, host).readOnly, false, JSON.stringify(command));
+  }
+});
+
+test('without a known working directory nothing is read-only', () => {
+  assert.equal(analyzeCommand('ls', { confined: true, cwd: null }).readOnly, false);
+});
+
 test('harmless lookalikes are not refused', () => {
+  const analyzeCommand = (command: string) => analyzeCommandIn(command, host);
   for (const command of ['rm -rf ./build', 'rm -rf /tmp/agentd-test/build', 'rm -f /', 'chmod -R 755 src', 'kill -9 12345', 'kill -1 4242', 'dd if=a of=b', 'echo x > /dev/null', 'fdisk -l', 'cat <<EOF > notes.md\nnever run rm -rf / like this\nEOF']) {
     assert.equal(analyzeCommand(command).danger, null, command);
   }
 });
 
-test('the allowance prefix is the first two words of a simple command, the whole command otherwise', () => {
-  assert.equal(analyzeCommand('git commit -m "x"').prefix, 'git commit');
-  assert.equal(analyzeCommand(['git', 'commit', '-m', 'x']).prefix, 'git commit');
-  assert.equal(analyzeCommand(['bash', '-lc', 'git commit -m x']).prefix, 'git commit');
-  assert.equal(analyzeCommand('make').prefix, 'make');
-  assert.equal(analyzeCommand('make && rm -rf dist').prefix, 'make && rm -rf dist');
-  assert.equal(analyzeCommand('npm test > log.txt').prefix, 'npm test > log.txt');
-  assert.equal(analyzeCommand('$TOOL run').prefix, '$TOOL run');
-  assert.equal(analyzeCommand('sudo apt install x').prefix, 'sudo apt install x');
-  assert.equal(analyzeCommand('bash -c "make"').prefix, 'bash -c "make"');
+test('the allowance key is the first two words of a plain command, the whole command otherwise', () => {
+  assert.equal(keyOfCommand('git commit -m "x"'), 'git commit');
+  assert.equal(keyOfCommand(['git', 'commit', '-m', 'x']), 'git commit');
+  assert.equal(keyOfCommand('make'), 'make');
+  assert.equal(keyOfCommand('npm test -- --watch=false'), 'npm test');
+  assert.equal(keyOfCommand('make && rm -rf dist'), 'make && rm -rf dist');
+  assert.equal(keyOfCommand('npm test > log.txt'), 'npm test > log.txt');
+  assert.equal(keyOfCommand('$TOOL run'), '$TOOL run');
+  assert.equal(keyOfCommand('sudo apt install x'), 'sudo apt install x');
+  assert.equal(keyOfCommand('bash -c "make"'), 'bash -c make');
+  // approving one command never covers one that does more
+  const distinct: [string | string[], string | string[]][] = [
+    ["bash -c -- 'echo hello'", "bash -c -- 'id > PWNED'"],
+    [['bash', '-lc', 'git commit -m x'], ['bash', '-lc', 'git commit -m x; id']],
+    ['git -c color.ui=never --version', "git -c alias.x='!id' x"],
+    ['git grep foo', 'git grep -Oid foo'],
+    ['git grep foo', 'git grep --open-files-in=id foo'],
+    ['git log', 'git log --ext-diff'],
+    ['git commit -m x', 'git commit -c HEAD'],
+    ['sort names.txt', 'sort --compress-prog=sh names.txt'],
+    ['find . -name x', 'find . -exec id ;'],
+    ['xargs echo', 'xargs sh -c id'],
+    ['env FOO=1 make', 'env FOO=1 id'],
+    ['python3 -m pytest', 'python3 -c "import os"'],
+    ['node build.js', 'node -e "1"'],
+    ['npm test', 'npm test --script-shell=./evil'],
+    ['make build', 'make build --eval=x'],
+    ['perl -v', 'perl -e 1'],
+    ['tar tf x.tar', 'tar tf x.tar --to-command=id'],
+    ['cargo build', 'cargo build --config=x'],
+  ];
+  for (const [approved, other] of distinct) {
+    assert.notEqual(keyOfCommand(approved), keyOfCommand(other), `${JSON.stringify(approved)} vs ${JSON.stringify(other)}`);
+  }
 });
 
 test('argv commands are displayed shell-quoted', () => {
-  assert.equal(analyzeCommand(['git', 'commit', '-m', "it's done"]).display, `git commit -m 'it'\\''s done'`);
-  assert.equal(analyzeCommand('ls | wc').display, 'ls | wc');
+  assert.equal(analyzeCommand(['git', 'commit', '-m', "it's done"], host).display, `git commit -m 'it'\\''s done'`);
+  assert.equal(analyzeCommand('ls | wc', host).display, 'ls | wc');
 });
 
 test('catastrophic targets', () => {

@@ -1,14 +1,19 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { allowanceKey, decideToolCall, PLAN_MODE_REFUSAL, type PolicyCall, type PolicyContext } from '../../../src/agent/policy/decide.ts';
 import type { PathClassification } from '../../../src/workspace/paths.ts';
 
-const cwdPath = (requested: string): PathClassification => ({ requested, resolved: `/ws/project/${requested}`, location: 'cwd', root: '/ws', exists: true });
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-decide-')));
+after(() => rmSync(workspace, { recursive: true, force: true }));
+const cwdPath = (requested: string): PathClassification => ({ requested, resolved: workspace, location: 'cwd', root: workspace, exists: true });
 const rootPath = (requested: string): PathClassification => ({ requested, resolved: `/ws/other/${requested}`, location: 'root', root: '/ws', exists: true });
 const outsidePath = (requested: string): PathClassification => ({ requested, resolved: requested, location: 'outside', root: null, exists: true });
 
 function context(overrides: Partial<PolicyContext> = {}): PolicyContext {
-  return { planMode: false, yolo: false, sessionAllowances: new Set(), paths: [cwdPath('.')], ...overrides };
+  return { planMode: false, yolo: false, sessionAllowances: new Set(), paths: [cwdPath('.')], confinedExecution: true, ...overrides };
 }
 
 const shellCall = (command: string | string[]): PolicyCall => ({
@@ -98,12 +103,26 @@ test('yolo auto-approves tool_approval', () => {
   assert.deepEqual(decideToolCall(shellCall('npm test'), context({ yolo: true })), { action: 'run', unattended: false });
 });
 
+test('on the host (confinedExecution false) git and shell syntax ask; plain literal commands still run', () => {
+  const host = context({ confinedExecution: false });
+  assert.deepEqual(decideToolCall(shellCall('ls -la'), host), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(shellCall(['cat', 'package.json']), host), { action: 'run', unattended: true });
+  for (const command of ['git status', 'ls | wc -l', 'cat a*', "echo $'x'"]) {
+    assert.equal(decideToolCall(shellCall(command), host).action, 'ask', command);
+  }
+});
+
+test('a shell call without a known working directory is never read-only', () => {
+  assert.equal(decideToolCall(shellCall('ls'), context({ paths: [] })).action, 'ask');
+});
+
 test('allow_session keys cover the same tool with the same command prefix only', () => {
   const allowances = new Set([allowanceKey(shellCall('git commit -m "first"'))]);
   assert.deepEqual([...allowances], ['shell:git commit']);
   assert.deepEqual(decideToolCall(shellCall(['git', 'commit', '-m', 'second']), context({ sessionAllowances: allowances })), { action: 'run', unattended: false });
   assert.equal(decideToolCall(shellCall('git push'), context({ sessionAllowances: allowances })).action, 'ask');
   assert.equal(decideToolCall(shellCall('git commit -m x && git push'), context({ sessionAllowances: allowances })).action, 'ask');
+  assert.equal(decideToolCall(shellCall('git commit -c HEAD'), context({ sessionAllowances: allowances })).action, 'ask');
   const patches = new Set(['apply_patch']);
   assert.deepEqual(decideToolCall(patchCall, context({ sessionAllowances: patches })), { action: 'run', unattended: false });
 });

@@ -1,0 +1,77 @@
+/**
+ * What allow_session remembers for a shell command, so that approving one command never silently
+ * covers another that does more.
+ *
+ * The key is the first two words (`git commit`) only when all of this holds:
+ * - the command is one simple command whose words bash takes literally: no expansion,
+ *   substitution, glob, brace, tilde, redirection, heredoc or variable assignment;
+ * - the first word is a plain program name (no `/`) that does not run other programs by design:
+ *   not a shell, an interpreter, a wrapper, nor find/xargs/ssh/tar/make and the like;
+ * - the second word is a plain subcommand, not an option (`git -c …` never yields `git -c`);
+ * - no later word is an option that can make the program execute something: a long option that is,
+ *   abbreviates, or extends one of EXECUTING_LONG_OPTIONS (`--exec`, `--pager`, `--output`,
+ *   `--compress-program`, `--ext-diff`, …), or a short option cluster holding a letter listed
+ *   for the program in EXECUTING_SHORT_OPTIONS (git: c, O, x).
+ * Otherwise the key is the whole command, normalised (argv words shell-quoted for a simple
+ * command, the trimmed text otherwise), and only that exact command is allowed again.
+ */
+import { isWrapper, programName, SHELLS } from './nested-commands.ts';
+import type { ShellScript } from './shell-syntax.ts';
+
+const RUNS_OTHER_PROGRAMS = new Set([
+  ...SHELLS, 'fish', 'csh', 'tcsh',
+  'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'luajit', 'Rscript', 'tclsh', 'wish',
+  'awk', 'gawk', 'mawk', 'nawk', 'sed', 'jshell', 'irb', 'pwsh', 'expect', 'osascript',
+  'eval', 'source', '.', 'su', 'runuser', 'unshare', 'nsenter', 'strace', 'ltrace', 'gdb', 'parallel', 'script',
+  'find', 'xargs', 'ssh', 'scp', 'sftp', 'rsync', 'tar', 'zip', 'make', 'vim', 'vi', 'nvim', 'emacs', 'less', 'more', 'man',
+]);
+
+const EXECUTING_LONG_OPTIONS = [
+  '--exec', '--eval', '--command', '--cmd', '--shell', '--pager', '--editor', '--config', '--upload-pack', '--receive-pack',
+  '--template', '--compress-program', '--use-compress-program', '--to-command', '--checkpoint-action', '--rsh', '--pre',
+  '--output', '--ext-diff', '--textconv', '--filters', '--open-files-in-pager', '--init-file', '--rcfile', '--require',
+  '--import', '--loader', '--plugin', '--hook', '--script', '--interpreter', '--wrapper', '--makefile', '--file',
+  '--prefix', '--global', '--unsafe-perm', '--node-options', '--run',
+];
+const EXECUTING_SHORT_OPTIONS: Record<string, string> = { git: 'cOx' };
+const PLAIN_PROGRAM = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+const PLAIN_SUBCOMMAND = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+
+export function commandKey(source: string, script: ShellScript): string {
+  const argv = literalSimpleArgv(script);
+  if (argv === null) return source.trim();
+  const [program, subcommand, ...rest] = argv;
+  const prefixed =
+    subcommand !== undefined &&
+    PLAIN_PROGRAM.test(program) &&
+    !RUNS_OTHER_PROGRAMS.has(programName(program)) &&
+    !isWrapper(program) &&
+    PLAIN_SUBCOMMAND.test(subcommand) &&
+    !rest.some((word) => injectsExecution(program, word));
+  return prefixed ? `${program} ${subcommand}` : quoteArgv(argv);
+}
+
+function literalSimpleArgv(script: ShellScript): string[] | null {
+  const [command] = script.commands;
+  const literal =
+    script.commands.length === 1 &&
+    script.operators.every((operator) => operator === '\n' || operator === ';') &&
+    script.substitutions.length === 0 &&
+    !(script.expands || script.globs || script.braces || script.tilde || script.heredoc || script.malformed) &&
+    command.assignments.length === 0 &&
+    command.redirections.length === 0;
+  return literal ? command.argv : null;
+}
+
+function injectsExecution(program: string, word: string): boolean {
+  if (word.startsWith('--')) {
+    const name = word.split('=')[0];
+    return name.length > 2 && EXECUTING_LONG_OPTIONS.some((option) => option.startsWith(name) || name.startsWith(option));
+  }
+  const letters = EXECUTING_SHORT_OPTIONS[programName(program)];
+  return word.startsWith('-') && letters !== undefined && [...word.slice(1)].some((letter) => letters.includes(letter));
+}
+
+export function quoteArgv(argv: readonly string[]): string {
+  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
