@@ -1,0 +1,87 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxClient } from '../../src/sandbox/client.ts';
+import { sandboxClient, scratchDirectory, shell } from './support.ts';
+
+const CANARY = 'sk-canary-7f3c9a1e-provider-key';
+
+describe('a sandboxed command', () => {
+  let workspace: string;
+  let outside: string;
+  let client: SandboxClient;
+
+  before(async () => {
+    workspace = scratchDirectory();
+    outside = scratchDirectory('agentd-sandbox-outside-');
+    writeFileSync(join(outside, 'secret.txt'), 'host secret');
+    // the runner inherits credentials the way a careless server would hand them down
+    client = sandboxClient(workspace, { OPENAI_API_KEY: CANARY, DATABASE_URL: `postgres://u:${CANARY}@db/x`, SERVICE_TOKEN: CANARY });
+    await client.start();
+  });
+  after(() => client.close());
+
+  it('cannot read host files outside the workspace', async () => {
+    const attempts = [join(outside, 'secret.txt'), '/etc/shadow', `/proc/${process.pid}/environ`, '/root/.bash_history', '/work/shared/SPEC.md'];
+    for (const path of attempts) {
+      const { output, result } = await shell(client, `cat ${path}`);
+      assert.notEqual(result.outcome?.exitCode, 0, path);
+      assert.match(output, /No such file or directory/, path);
+      assert.doesNotMatch(output, /host secret/);
+    }
+    const read = await client.call({ type: 'read', path: join(outside, 'secret.txt') });
+    assert.equal(read.ok, false);
+  });
+
+  it('cannot reach a host file through a symlink planted in the workspace', async () => {
+    await shell(client, `ln -s ${join(outside, 'secret.txt')} /workspace/escape`);
+    const read = await client.call({ type: 'read', path: '/workspace/escape' });
+    assert.equal(read.ok, false);
+    assert.equal(read.contentBase64, undefined);
+  });
+
+  it('sees none of the host processes and no credential in its environment', async () => {
+    const { output } = await shell(client, 'ls /proc | grep -E "^[0-9]+$" | wc -l; env; cat /proc/[0-9]*/comm');
+    const [count] = output.split('\n');
+    assert.ok(Number(count) <= 4, `processes visible: ${count}`);
+    assert.doesNotMatch(output, new RegExp(CANARY));
+    assert.doesNotMatch(output, /OPENAI|DATABASE_URL|SERVICE_TOKEN/);
+    assert.doesNotMatch(output, /^(node|slirp4netns|postgres)/m);
+  });
+
+  it('cannot write outside the workspace, and its workspace files belong to the server user', async () => {
+    const { result } = await shell(client, `echo x > /usr/pwned; echo x > ${outside}/pwned; echo made > /workspace/made.txt; mkdir -p /workspace/d/e`);
+    assert.equal(result.outcome?.exitCode, 0);
+    assert.throws(() => statSync(join(outside, 'pwned')));
+    assert.throws(() => statSync('/usr/pwned'));
+    assert.equal(readFileSync(join(workspace, 'made.txt'), 'utf8'), 'made\n');
+    assert.equal(statSync(join(workspace, 'made.txt')).uid, process.getuid!());
+    assert.equal(statSync(join(workspace, 'd/e')).uid, process.getuid!());
+  });
+
+  it('reads, writes, lists and searches inside the workspace', async () => {
+    const bytes = Buffer.from([0, 1, 2, 255, 10]);
+    const write = await client.call({ type: 'write', path: '/workspace/sub/dir/data.bin', contentBase64: bytes.toString('base64'), createParents: true });
+    assert.equal(write.ok, true);
+    assert.deepEqual(readFileSync(join(workspace, 'sub/dir/data.bin')), bytes);
+    const read = await client.call({ type: 'read', path: '/workspace/sub/dir/data.bin' });
+    assert.deepEqual(Buffer.from(read.contentBase64!, 'base64'), bytes);
+    mkdirSync(join(workspace, 'src'), { recursive: true });
+    writeFileSync(join(workspace, 'src/a.ts'), 'const needle = 1;\nother\n');
+    const list = await client.call({ type: 'list', path: '/workspace/src' });
+    assert.deepEqual(list.entries, [{ name: 'a.ts', type: 'file', size: 24 }]);
+    const search = await client.call({ type: 'search', pattern: 'need+le', path: '/workspace' });
+    assert.deepEqual(search.matches, [{ path: '/workspace/src/a.ts', line: 1, text: 'const needle = 1;' }]);
+    const cut = await client.call({ type: 'read', path: '/workspace/src/a.ts', maxBytes: 5 });
+    assert.equal(Buffer.from(cut.contentBase64!, 'base64').toString(), 'const');
+    assert.equal(cut.truncated, true);
+  });
+
+  it('runs an argv in a guest cwd and reports a failing exit code', async () => {
+    let output = '';
+    const result = await client.call({ type: 'run', argv: ['sh', '-c', 'pwd; exit 3'], cwd: '/workspace/src' }, { onOutput: (_s, data) => (output += data) });
+    assert.equal(output, '/workspace/src\n');
+    assert.equal(result.outcome?.exitCode, 3);
+  });
+});
