@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { closeSync, constants, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ApiError } from '../domain/errors.ts';
 import type { CanonicalItem } from '../agent/providers/types.ts';
+import { closeDirectory, entryPath, makeDirectories, openEntry } from './no-follow.ts';
 
 export const MAX_ATTACHMENTS = 5;
 export const MAX_IMAGES = 1;
@@ -58,18 +60,46 @@ export function inputDigest(input: string, images: ImageInput[] = [], files: Fil
   return hash.digest('hex');
 }
 
-/** Files live in <cwd>/.agentd/attachments/<turnId>/ while the turn runs, then are removed. */
+/**
+ * Files live in <cwd>/.agentd/attachments/<turnId>/ while the turn runs, then are removed. Every
+ * component below the cwd is created or opened without following symlinks, and the files are
+ * created inside the open directory (O_NOFOLLOW): a `.agentd` planted as a symlink out of
+ * the roots makes the turn fail instead of writing there.
+ */
 export async function writeTurnFiles(cwd: string, turnId: string, files: DecodedAttachments['files']): Promise<{ paths: string[]; cleanup: () => Promise<void> }> {
   if (files.length === 0) return { paths: [], cleanup: async () => {} };
-  const directory = join(cwd, '.agentd', 'attachments', turnId);
-  await mkdir(directory, { recursive: true, mode: 0o700 });
+  const attachments = makeDirectories(cwd, join(cwd, '.agentd', 'attachments'), 0o700);
+  const removeTurnDirectory = () => rm(entryPath(attachments, turnId), { recursive: true, force: true });
   const paths: string[] = [];
-  for (const file of files) {
-    const path = join(directory, file.name);
-    await writeFile(path, file.bytes, { mode: 0o600 });
-    paths.push(path);
+  try {
+    const turnDirectory = makeDirectories(attachments.path, join(attachments.path, turnId), 0o700);
+    try {
+      for (const file of files) {
+        const fd = openEntry(turnDirectory, file.name, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
+        try {
+          writeFileSync(fd, file.bytes);
+        } finally {
+          closeSync(fd);
+        }
+        paths.push(join(turnDirectory.path, file.name));
+      }
+    } finally {
+      closeDirectory(turnDirectory);
+    }
+  } catch (error) {
+    await removeTurnDirectory().catch(() => {});
+    closeDirectory(attachments);
+    throw error;
   }
-  return { paths, cleanup: () => rm(directory, { recursive: true, force: true }) };
+  // The turn's directory is removed through the still-open parent, wherever its path leads by then.
+  const cleanup = async () => {
+    try {
+      await removeTurnDirectory();
+    } finally {
+      closeDirectory(attachments);
+    }
+  };
+  return { paths, cleanup };
 }
 
 /** The user message as canonical input: the text, the image, and a note naming each attached file. */

@@ -9,12 +9,13 @@
  * in its own process group so that an abort or the deadline also stops git's helpers.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { fstatSync, lstatSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../domain/errors.ts';
-import { canonicalizeInside } from './paths.ts';
+import { inspectLocalRepository, LocalRepositoryRefused } from './local-repository.ts';
+import { closeDirectory, entryPath, makeDirectories, openChildDirectory, openDirectoryExact, type OpenDirectory } from './no-follow.ts';
 
 export const CHECKOUTS_DIRECTORY = '.agentd-checkouts';
 export const DEFAULT_CHECKOUT_TIMEOUT_MS = 10 * 60_000;
@@ -23,16 +24,17 @@ export const DEFAULT_CHECKOUT_TIMEOUT_MS = 10 * 60_000;
 export interface RepositorySource {
   source: string;
   ref: string | null;
+  /** for a local repository: the roots it was checked against, to check it again before cloning */
+  localRoots?: readonly string[];
 }
 
 /**
  * Where the session's checkout goes; creates the parent. A parent that is a symlink could lead the
- * checkout out of the root, so it must be a real directory.
+ * checkout out of the root, so it is created or opened without following one.
  */
 export function checkoutDirectory(workspaceRoots: readonly string[], sessionId: string): string {
   const parent = path.join(workspaceRoots[0], CHECKOUTS_DIRECTORY);
-  mkdirSync(parent, { recursive: true });
-  if (realpathSync(parent) !== parent) throw new Error(`${parent} must be a directory of its own, not a symlink`);
+  closeDirectory(makeDirectories(workspaceRoots[0], parent));
   return path.join(parent, sessionId);
 }
 
@@ -56,7 +58,8 @@ const refuse = (message: string): never => {
 export function resolveRepositorySource(repository: { url: string; ref?: string }, workspaceRoots: readonly string[]): RepositorySource {
   const ref = repository.ref ?? null;
   if (ref !== null) validateRef(ref);
-  return { source: resolveUrl(repository.url, workspaceRoots), ref };
+  const source = resolveUrl(repository.url, workspaceRoots);
+  return source.startsWith('file:') ? { source, ref, localRoots: workspaceRoots } : { source, ref };
 }
 
 function resolveUrl(url: string, roots: readonly string[]): string {
@@ -97,43 +100,13 @@ function fileUrlPath(url: string): string {
   }
 }
 
-/** A local repository must lie inside an allowed root, and so must the git directory it uses. */
+/** A local repository must lie inside an allowed root, and so must everything its git directory uses. */
 function localRepository(requested: string, roots: readonly string[]): string {
-  const located = canonicalizeInside(roots, requested, roots[0]);
-  if (located.location === 'outside') refuse('the local repository is outside every allowed workspace root');
-  if (!located.exists) refuse('the local repository does not exist');
-  for (const linked of gitDirectoriesOf(located.resolved)) {
-    if (canonicalizeInside(roots, linked, located.resolved).location === 'outside') refuse('the local repository uses a git directory outside every allowed workspace root');
-  }
-  return pathToFileURL(located.resolved).href;
-}
-
-/** The git directory of a work tree or bare repository, plus the common dir and alternates it points to. */
-function gitDirectoriesOf(repository: string): string[] {
-  const dotGit = path.join(repository, '.git');
-  let gitDir: string;
-  if (isDirectory(dotGit)) gitDir = dotGit;
-  else if (existsSync(dotGit)) gitDir = path.resolve(repository, readPointer(dotGit, /^gitdir:\s*(.+)$/m) ?? refuse('the .git file is malformed'));
-  else if (existsSync(path.join(repository, 'HEAD')) && isDirectory(path.join(repository, 'objects'))) gitDir = repository;
-  else return refuse('the local path is not a git repository');
-  const linked = [gitDir];
-  const commonDir = readPointer(path.join(gitDir, 'commondir'), /^(.+)$/m);
-  if (commonDir) linked.push(path.resolve(gitDir, commonDir));
-  for (const objects of linked.map((dir) => path.join(dir, 'objects'))) {
-    const alternates = readPointer(path.join(objects, 'info', 'alternates'), /^[\s\S]*$/) ?? '';
-    for (const line of alternates.split('\n').map((entry) => entry.trim()).filter((entry) => entry && !entry.startsWith('#'))) {
-      linked.push(path.resolve(objects, line));
-    }
-  }
-  return linked;
-}
-
-function readPointer(file: string, pattern: RegExp): string | null {
   try {
-    const match = pattern.exec(readFileSync(file, 'utf8'));
-    return match ? (match[1] ?? match[0]).trim() : null;
-  } catch {
-    return null;
+    return pathToFileURL(inspectLocalRepository(requested, roots)).href;
+  } catch (error) {
+    if (error instanceof LocalRepositoryRefused) refuse(error.message);
+    throw error;
   }
 }
 
@@ -184,11 +157,20 @@ export class CheckoutFailed extends Error {
  */
 export async function runCheckout(repository: RepositorySource, directory: string, options: CheckoutOptions): Promise<{ branch: string }> {
   const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_CHECKOUT_TIMEOUT_MS);
+  const { ref, source, localRoots } = repository;
+  const name = path.basename(directory);
+  const partialName = `${name}.partial`;
   const partial = `${directory}.partial`;
-  const run = (args: string[], cwd: string, visible = true) => runGit(args, cwd, deadline, options, visible);
-  rmSync(partial, { recursive: true, force: true });
+  const run = (args: string[], cwd: string, visible = true) => runGit(args, cwd, { deadline, local: localRoots !== undefined, visible }, options);
+  // Everything server-owned is reached through the open parent, never through a path that a
+  // symlink swapped in since could redirect.
+  const parent = openCheckoutsDirectory(path.dirname(directory));
   try {
-    const { ref, source } = repository;
+    await rm(entryPath(parent, partialName), { recursive: true, force: true });
+    // The repository may have changed since the session was created.
+    if (localRoots !== undefined) inspectLocalRepository(fileURLToPath(source), localRoots);
+    mkdirSync(entryPath(parent, partialName));
+    const created = identity(lstatSync(entryPath(parent, partialName)));
     const isCommit = ref !== null && COMMIT_ID.test(ref);
     const cloneFlags = ref === null ? [] : isCommit ? ['--no-checkout'] : ['--branch', ref];
     await run(['clone', ...cloneFlags, '--', source, partial], path.dirname(directory));
@@ -198,46 +180,109 @@ export async function runCheckout(repository: RepositorySource, directory: strin
       await run(['checkout', '--detach', ref], partial);
     }
     // Detached (a tag or a commit) has no symbolic HEAD; an empty repository has an unborn branch.
-    const branch = await run(['symbolic-ref', '--short', '-q', 'HEAD'], partial, false).then((name) => name.trim(), () => ref ?? 'HEAD');
-    if (existsSync(directory)) throw new CheckoutFailed('the checkout directory already exists');
-    renameSync(partial, directory);
+    const branch = await run(['symbolic-ref', '--short', '-q', 'HEAD'], partial, false).then((text) => text.trim(), () => ref ?? 'HEAD');
+    assertUnmoved(parent, partialName, created);
+    if (entryExists(parent, name)) throw new CheckoutFailed('the checkout directory already exists');
+    renameSync(entryPath(parent, partialName), entryPath(parent, name));
     return { branch };
   } catch (error) {
-    rmSync(partial, { recursive: true, force: true });
+    await rm(entryPath(parent, partialName), { recursive: true, force: true }).catch(() => {});
+    if (error instanceof LocalRepositoryRefused) throw new CheckoutFailed(error.message);
     throw error instanceof CheckoutFailed ? error : new CheckoutFailed(error instanceof Error ? error.message : String(error));
+  } finally {
+    closeDirectory(parent);
   }
 }
 
 /** Removes a checkout and any unfinished attempt next to it; refuses a path that is not a checkout. */
 export async function removeCheckout(directory: string): Promise<void> {
   if (path.basename(path.dirname(directory)) !== CHECKOUTS_DIRECTORY) throw new Error('not a server-owned checkout directory');
-  await rm(directory, { recursive: true, force: true });
-  await rm(`${directory}.partial`, { recursive: true, force: true });
+  let parent: OpenDirectory;
+  try {
+    parent = openDirectoryExact(path.dirname(directory));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    await rm(entryPath(parent, path.basename(directory)), { recursive: true, force: true });
+    await rm(entryPath(parent, `${path.basename(directory)}.partial`), { recursive: true, force: true });
+  } finally {
+    closeDirectory(parent);
+  }
 }
 
 export function checkoutIsComplete(directory: string): boolean {
-  return isDirectory(directory);
+  try {
+    return lstatSync(directory).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function openCheckoutsDirectory(parentPath: string): OpenDirectory {
+  try {
+    return openDirectoryExact(parentPath);
+  } catch (error) {
+    throw new CheckoutFailed(`the checkouts directory cannot be used: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * git writes by path name. Afterwards the attempt must still be the directory created for it, in
+ * the same parent at the same path; otherwise a symlink was swapped in and the result is discarded.
+ */
+function assertUnmoved(parent: OpenDirectory, partialName: string, created: string): void {
+  const attempt = openChildDirectory(parent, partialName);
+  try {
+    const sameParent = identity(statSync(parent.path)) === identity(fstatSync(parent.fd)) && lstatSync(parent.path).isDirectory();
+    if (identity(fstatSync(attempt.fd)) !== created || !sameParent) throw new CheckoutFailed('the checkout directory was replaced while git ran');
+  } finally {
+    closeDirectory(attempt);
+  }
+}
+
+function identity(info: { dev: number; ino: number }): string {
+  return `${info.dev}:${info.ino}`;
+}
+
+function entryExists(parent: OpenDirectory, name: string): boolean {
+  try {
+    lstatSync(entryPath(parent, name));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const KILL_GRACE_MS = 2000;
 /** Variables that would point git at some other repository than the one it is cloning into. */
 const REPOSITORY_LOCATING_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_COMMON_DIR', 'GIT_NAMESPACE'];
 
-function gitEnvironment(): NodeJS.ProcessEnv {
+/**
+ * Passed to every git command (and, through GIT_CONFIG_PARAMETERS, to the upload-pack git runs in a
+ * local source): no hooks and no fsmonitor, whatever any configuration says. Not shown in the
+ * setup events, which name the command the client asked for.
+ */
+const HARDENING = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false'];
+
+function gitEnvironment(local: boolean): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of REPOSITORY_LOCATING_VARIABLES) delete env[name];
   return {
     ...env,
     GIT_TERMINAL_PROMPT: '0',
-    // Also covers redirects and anything git might be talked into fetching besides the top-level URL.
-    GIT_ALLOW_PROTOCOL: 'https:http:ssh:git:file',
+    // Also covers redirects and anything git might be talked into fetching besides the top-level URL;
+    // only a local source may use file://.
+    GIT_ALLOW_PROTOCOL: local ? 'file' : 'https:http:ssh:git',
     GIT_SSH_COMMAND: env.GIT_SSH_COMMAND ?? 'ssh -o BatchMode=yes',
     LC_ALL: 'C',
   };
 }
 
 /** Runs one git command to completion; resolves to its stdout, rejects with CheckoutFailed. */
-function runGit(args: string[], cwd: string, deadline: number, options: CheckoutOptions, visible: boolean): Promise<string> {
+function runGit(args: string[], cwd: string, how: { deadline: number; local: boolean; visible: boolean }, options: CheckoutOptions): Promise<string> {
+  const { deadline, visible } = how;
   const command = ['git', ...args].join(' ');
   const report = visible ? options.onStep({ command }) : () => {};
   return new Promise<string>((resolve, reject) => {
@@ -246,7 +291,7 @@ function runGit(args: string[], cwd: string, deadline: number, options: Checkout
       reject(new CheckoutFailed('the checkout was cancelled'));
       return;
     }
-    const child = spawn('git', args, { cwd, env: gitEnvironment(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', [...HARDENING, ...args], { cwd, env: gitEnvironment(how.local), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let stopped: string | null = null;
@@ -294,13 +339,5 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
     process.kill(-pgid, signal);
   } catch {
     // ESRCH: the group is already gone.
-  }
-}
-
-function isDirectory(candidate: string): boolean {
-  try {
-    return statSync(candidate).isDirectory();
-  } catch {
-    return false;
   }
 }

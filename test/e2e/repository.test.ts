@@ -41,16 +41,18 @@ function makeRepository(directory: string) {
 }
 
 /**
- * A post-checkout hook (configured through git's environment, which the server's git inherits)
- * that holds a clone while the gate file exists: lets a test see the setup still running.
+ * A `git` ahead of the real one on PATH (the server's git inherits it) that holds a clone while
+ * the gate file exists: lets a test see the setup still running. (A hook cannot do this: the
+ * checkout runs git with hooks disabled.)
  */
 function installGate(directory: string) {
-  const hooks = join(directory, 'hooks');
+  const bin = join(directory, 'bin');
   const gate = join(directory, 'gate');
-  mkdirSync(hooks, { recursive: true });
-  writeFileSync(join(hooks, 'post-checkout'), `#!/bin/sh\nwhile [ -e '${gate}' ]; do sleep 0.05; done\n`);
-  chmodSync(join(hooks, 'post-checkout'), 0o755);
-  Object.assign(process.env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: hooks });
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'git'), `#!/bin/sh\ncase " $* " in *" clone "*) while [ -e '${gate}' ]; do sleep 0.05; done;; esac\nexec '${realGit}' "$@"\n`);
+  chmodSync(join(bin, 'git'), 0o755);
+  process.env.PATH = `${bin}:${process.env.PATH}`;
   return {
     close: () => writeFileSync(gate, ''),
     open: () => rmSync(gate, { force: true }),

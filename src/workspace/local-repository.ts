@@ -1,0 +1,123 @@
+/**
+ * Whether a local repository may be cloned: the repository, its git directory and everything git
+ * would read through it must lie inside the allowed roots. git reaches beyond a repository through
+ * symlinks (objects/, refs/, packed-refs, any entry of the git directory) and through indirection
+ * files (a `.git` file's `gitdir:`, `commondir` of a worktree, `objects/info/alternates`, nested
+ * alternates); each one is followed here and judged by canonical location.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { canonicalizeInside } from './paths.ts';
+
+/** git itself gives up after 5 levels of alternates. */
+const MAX_ALTERNATE_DEPTH = 5;
+/** Entries of git directories inspected at most, so a huge tree cannot hold setup forever. */
+const MAX_ENTRIES_INSPECTED = 500_000;
+
+export class LocalRepositoryRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LocalRepositoryRefused';
+  }
+}
+
+const refuse = (message: string): never => {
+  throw new LocalRepositoryRefused(message);
+};
+
+/**
+ * The canonical path of the local repository `requested` (relative to the first root), after
+ * checking it and everything its git directory leads to; throws LocalRepositoryRefused otherwise.
+ */
+export function inspectLocalRepository(requested: string, roots: readonly string[]): string {
+  const located = canonicalizeInside(roots, requested, roots[0]);
+  if (located.location === 'outside') refuse('the local repository is outside every allowed workspace root');
+  if (!located.exists) refuse('the local repository does not exist');
+  const inside = (candidate: string) => canonicalizeInside(roots, candidate, roots[0]);
+  const pending = gitDirectoriesOf(located.resolved);
+  const inspected = new Set<string>();
+  const budget = { entries: 0 };
+  while (pending.length > 0) {
+    const { directory, objects, depth } = pending.shift()!;
+    const canonical = inside(directory);
+    if (canonical.location === 'outside') refuse('the local repository uses a git directory outside every allowed workspace root');
+    if (inspected.has(canonical.resolved) || !isDirectory(canonical.resolved)) continue;
+    inspected.add(canonical.resolved);
+    checkSymlinks(canonical.resolved, roots, inspected, budget);
+    for (const alternate of alternatesOf(objects)) {
+      if (depth >= MAX_ALTERNATE_DEPTH) refuse('the local repository nests object alternates too deeply');
+      pending.push({ directory: alternate, objects: alternate, depth: depth + 1 });
+    }
+  }
+  return located.resolved;
+}
+
+/** A directory to inspect, with the objects directory whose alternates it may list. */
+interface Inspection {
+  directory: string;
+  objects: string;
+  depth: number;
+}
+
+/** The git directory of a work tree or bare repository, and the common dir it points to. */
+function gitDirectoriesOf(repository: string): Inspection[] {
+  const dotGit = path.join(repository, '.git');
+  let gitDir: string;
+  if (isDirectory(dotGit)) gitDir = dotGit;
+  else if (existsSync(dotGit)) gitDir = path.resolve(repository, readPointer(dotGit, /^gitdir:\s*(.+)$/m) ?? refuse('the .git file is malformed'));
+  else if (existsSync(path.join(repository, 'HEAD')) && isDirectory(path.join(repository, 'objects'))) gitDir = repository;
+  else return refuse('the local path is not a git repository');
+  const directories = [gitDir];
+  const commonDir = readPointer(path.join(gitDir, 'commondir'), /^(.+)$/m);
+  if (commonDir) directories.push(path.resolve(gitDir, commonDir));
+  return directories.map((directory) => ({ directory, objects: path.join(directory, 'objects'), depth: 0 }));
+}
+
+/**
+ * The object directories named by `<objects>/info/alternates`: absolute or relative to `objects`.
+ * Quoted entries and URLs (which git may also accept) are refused outright.
+ */
+function alternatesOf(objects: string): string[] {
+  const listed = readPointer(path.join(objects, 'info', 'alternates'), /^[\s\S]*$/) ?? '';
+  const entries = listed.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  for (const entry of entries) {
+    if (entry.startsWith('"') || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(entry)) refuse('the local repository lists an object alternate that is not a plain path');
+  }
+  // Joined, not resolved: a `..` applies after the symlinks before it, as the kernel does.
+  return entries.map((entry) => (path.isAbsolute(entry) ? entry : `${objects}/${entry}`));
+}
+
+/** Every symlink below `directory` must lead inside the roots; directories it leads to are inspected too. */
+function checkSymlinks(directory: string, roots: readonly string[], inspected: Set<string>, budget: { entries: number }): void {
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    if (++budget.entries > MAX_ENTRIES_INSPECTED) refuse('the local repository is too large to inspect');
+    const full = path.join(directory, entry.name);
+    if (entry.isSymbolicLink()) {
+      const target = canonicalizeInside(roots, full, directory);
+      if (target.location === 'outside') refuse(`the local repository links ${path.basename(full)} outside every allowed workspace root`);
+      if (target.exists && isDirectory(target.resolved) && !inspected.has(target.resolved)) {
+        inspected.add(target.resolved);
+        checkSymlinks(target.resolved, roots, inspected, budget);
+      }
+    } else if (entry.isDirectory()) {
+      checkSymlinks(full, roots, inspected, budget);
+    }
+  }
+}
+
+function readPointer(file: string, pattern: RegExp): string | null {
+  try {
+    const match = pattern.exec(readFileSync(file, 'utf8'));
+    return match ? (match[1] ?? match[0]).trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+function isDirectory(candidate: string): boolean {
+  try {
+    return statSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
+}
