@@ -59,7 +59,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
     logger: log,
   });
-  const shell = confinement.confined ? { runner: confinement.runner } : {};
+  const shell = confinement.confined ? { runner: confinement.runner, confined: true } : {};
   const adapters = new AdapterCache(catalog);
   const registries = new Map<Dialect, ToolRegistry>();
   const registryFor = (dialect: Dialect) => {

@@ -70,7 +70,7 @@ export function createTurnTools(runtime: BoundaryRuntime, turn: ActiveTurn, regi
     try {
       authorization = await authorizeToolCall(
         prepared.call,
-        { planMode, yolo: boundary.yolo, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: false },
+        { planMode, yolo: boundary.yolo, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: options.confinedExecution },
         requestHuman,
       );
     } catch (error) {

@@ -7,6 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { optionalInteger, optionalString, parseJsonArguments, requiredStringArray, type JsonObject } from './arguments.ts';
+import { literalArgvOf } from '../policy/literal-command.ts';
 import { toolEnvironment } from './environment.ts';
 import { createProcessGroupRunner, type CommandResult, type CommandRunner } from './process-group.ts';
 import { resolveToolPath } from './tool-paths.ts';
@@ -25,6 +26,8 @@ export interface ShellToolOptions {
   runner?: CommandRunner;
   /** the environment the allowlist is taken from; defaults to the server's own */
   baseEnvironment?: NodeJS.ProcessEnv;
+  /** the runner enforces the requested view (bubblewrap); without it unattended commands never see bash */
+  confined?: boolean;
 }
 
 export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs> {
@@ -55,7 +58,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
     async run(args, ctx) {
       const cwd = resolveToolPath(ctx, args.workdir ?? '.');
       if (!isDirectory(cwd)) throw new ToolError(`workdir ${args.workdir ?? '.'} is not an existing directory`);
-      const argv = typeof args.command === 'string' ? ['bash', '-lc', args.command] : args.command;
+      const argv = argvFor(args.command, ctx.unattended === true && options.confined !== true);
       const result = await runner({
         argv,
         cwd,
@@ -72,6 +75,19 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
       };
     },
   };
+}
+
+/**
+ * A string runs in bash, except when the call is unattended and nothing confines it: the policy
+ * then let it run only because it is plain words, so it is executed as those words, without a
+ * shell that could read more meaning into them.
+ */
+function argvFor(command: string[] | string, withoutShell: boolean): string[] {
+  if (typeof command !== 'string') return command;
+  if (!withoutShell) return ['bash', '-lc', command];
+  const argv = literalArgvOf(command);
+  if (argv === null) throw new ToolError('this command needs a shell, which only runs with the user\'s approval here; ask for it or use an argv array');
+  return argv;
 }
 
 function parseShellArgs(args: JsonObject): ShellArgs {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createShellTool, MAX_SHELL_TIMEOUT_MS } from '../../../src/agent/tools/shell.ts';
 import { createProcessGroupRunner, groupIsAlive, processIsAlive, type CommandRunner } from '../../../src/agent/tools/process-group.ts';
@@ -197,4 +197,17 @@ test('live streaming stops at its limit while the returned output stays complete
   assert.ok(streamed.length < 200);
   assert.match(outcome.output, /\n1000\n$/);
   assert.equal(outcome.truncated, false);
+});
+
+test('without confinement, an unattended string runs as its plain words and never reaches bash', async (t) => {
+  const ws = makeWorkspace();
+  t.after(ws.cleanup);
+  const unattended = { ...makeContext(ws), unattended: true };
+  const echoed = await shell.run(call({ command: "echo 'a; touch pwned' \"$(id)\"" }), unattended).catch((error) => error);
+  assert.ok(echoed instanceof ToolError, 'a string with an expansion is not plain words');
+  const literal = await shell.run(call({ command: "echo 'x; touch pwned' plain" }), unattended);
+  assert.match(literal.output, /^x; touch pwned plain$/m);
+  assert.equal(existsSync(path.join(ws.cwd, 'pwned')), false);
+  const approved = await shell.run(call({ command: 'echo $((6 * 7))' }), makeContext(ws));
+  assert.match(approved.output, /^42$/m, 'an approved string still runs in bash');
 });
