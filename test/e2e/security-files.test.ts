@@ -1,0 +1,160 @@
+/**
+ * Issue 9, file half, attacked through the real server: a catastrophic search pattern, an
+ * attachment directory planted as a symlink out of the roots, and local repositories that reach
+ * outside the roots through symlinks or indirection files.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { useFakeServer } from '../support/harness.ts';
+import { waitForTurn } from '../support/server.ts';
+
+const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
+
+function makeRepository(directory: string, file: string, text: string) {
+  mkdirSync(directory, { recursive: true });
+  git(directory, 'init', '-q', '-b', 'main');
+  writeFileSync(join(directory, file), text);
+  git(directory, 'add', '.');
+  git(directory, 'commit', '-q', '-m', 'first');
+}
+
+describe('file tools, search, attachments and checkouts under attack', () => {
+  const harness = useFakeServer();
+  let outside: string;
+  before(() => {
+    outside = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-outside-')));
+  });
+  after(() => rmSync(outside, { recursive: true, force: true }));
+
+  it('a catastrophic search pattern on the JavaScript fallback neither hangs the turn nor the server', async () => {
+    const { server, fake } = harness;
+    const session = await harness.newSession();
+    for (let index = 0; index < 10; index++) writeFileSync(join(server.workspace, `line${index}.txt`), `${'a'.repeat(29)}!\n`.repeat(500));
+    fake.enqueue(
+      { kind: 'reply', toolCalls: [{ name: 'search', arguments: JSON.stringify({ pattern: '(\\w+)+#$' }), callId: 'call_redos' }] },
+      { kind: 'reply', text: 'nothing there' },
+    );
+    // Without ripgrep on PATH when the turn's tools are made, the fallback runs.
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    let turn;
+    try {
+      turn = await harness.submit(session.id, 'find it');
+      const health = await Promise.race([
+        server.request('GET', '/healthz').then((response) => response.status),
+        new Promise((resolve) => setTimeout(() => resolve('no answer within 2 s'), 2000)),
+      ]);
+      assert.equal(health, 200);
+      assert.equal((await waitForTurn(server, turn.id)).status, 'completed');
+    } finally {
+      process.env.PATH = path;
+    }
+    assert.equal(harness.toolOutputSent('call_redos'), 'No matches.');
+  });
+
+  it('refuses to write attachments through a .agentd symlink out of the roots', async () => {
+    const { server } = harness;
+    const cwd = join(server.workspace, 'attach-project');
+    mkdirSync(cwd);
+    const target = join(outside, 'planted');
+    mkdirSync(target);
+    symlinkSync(target, join(cwd, '.agentd'));
+    const session = await harness.newSession({ cwd });
+    const file = { name: 'notes.txt', mimeType: 'text/plain', data: Buffer.from('attached secret').toString('base64') };
+    const submitted = await server.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: 'read the file', files: [file] } });
+    const final = await waitForTurn(server, submitted.json.id);
+    assert.equal(final.status, 'failed');
+    assert.match(final.error, /symbolic link/);
+    assert.deepEqual(readdirSync(target), [], 'nothing was written outside the roots');
+  });
+
+  describe('local repositories reaching outside the roots are refused, nothing is copied', () => {
+    let foreign: string;
+    before(() => {
+      foreign = join(outside, 'foreign');
+      makeRepository(foreign, 'foreign-secret.txt', 'FOREIGN SECRET\n');
+    });
+
+    const attacks: { name: string; prepare: (repository: string) => void }[] = [
+      {
+        name: '.git/objects and .git/refs are symlinks into a repository outside',
+        prepare(repository) {
+          for (const part of ['objects', 'refs']) {
+            rmSync(join(repository, '.git', part), { recursive: true, force: true });
+            symlinkSync(join(foreign, '.git', part), join(repository, '.git', part));
+          }
+        },
+      },
+      {
+        name: 'a .git file whose gitdir is outside',
+        prepare(repository) {
+          rmSync(join(repository, '.git'), { recursive: true, force: true });
+          writeFileSync(join(repository, '.git'), `gitdir: ${join(foreign, '.git')}\n`);
+        },
+      },
+      {
+        name: 'a commondir outside',
+        prepare(repository) {
+          writeFileSync(join(repository, '.git', 'commondir'), `${join(foreign, '.git')}\n`);
+        },
+      },
+      {
+        name: 'an absolute object alternate outside',
+        prepare(repository) {
+          writeFileSync(join(repository, '.git', 'objects', 'info', 'alternates'), `${join(foreign, '.git', 'objects')}\n`);
+        },
+      },
+      {
+        name: 'a relative object alternate outside',
+        prepare(repository) {
+          const objects = join(repository, '.git', 'objects');
+          writeFileSync(join(objects, 'info', 'alternates'), `${relative(objects, join(foreign, '.git', 'objects'))}\n`);
+        },
+      },
+      {
+        name: 'an http object alternate',
+        prepare(repository) {
+          writeFileSync(join(repository, '.git', 'objects', 'info', 'alternates'), 'http://127.0.0.1:9/objects\n');
+        },
+      },
+      {
+        name: 'packed-refs deep in the git directory is a symlink outside',
+        prepare(repository) {
+          symlinkSync(join(foreign, '.git', 'HEAD'), join(repository, '.git', 'packed-refs'));
+        },
+      },
+    ];
+
+    attacks.forEach((attack, index) => {
+      it(attack.name, async () => {
+        const { server } = harness;
+        const repository = join(server.workspace, 'sources', `attack-${index}`);
+        makeRepository(repository, 'own.txt', 'own\n');
+        attack.prepare(repository);
+        const response = await server.request('POST', '/v1/sessions', { body: { repository: { url: repository } } });
+        assert.equal(response.status, 422);
+        assert.equal(response.json.error.code, 'invalid_repository');
+        const checkouts = join(server.workspace, '.agentd-checkouts');
+        const copied = existsSync(checkouts) ? readdirSync(checkouts, { recursive: true }).map(String) : [];
+        assert.ok(!copied.some((entry) => entry.includes('foreign-secret')), 'nothing of the foreign repository was checked out');
+      });
+    });
+
+    it('still checks out a repository whose links stay inside the roots', async () => {
+      const { server, events } = harness;
+      const repository = join(server.workspace, 'sources', 'linked-inside');
+      const shared = join(server.workspace, 'sources', 'shared');
+      makeRepository(shared, 'shared.txt', 'shared\n');
+      makeRepository(repository, 'own.txt', 'own\n');
+      writeFileSync(join(repository, '.git', 'objects', 'info', 'alternates'), `${join(shared, '.git', 'objects')}\n`);
+      const session = (await server.request('POST', '/v1/sessions', { body: { repository: { url: repository } } })).json;
+      await events.waitFor((event) => event.type === 'session.setup.completed' && event.data.sessionId === session.id);
+      assert.ok(existsSync(join(session.cwd, 'own.txt')));
+    });
+  });
+});
