@@ -35,8 +35,8 @@ export function filterRules(): string {
   chain output {
     type filter hook output priority 0; policy accept;
     ip daddr ${SLIRP_DNS} meta l4proto { tcp, udp } th dport 53 accept
-    ip daddr @refused_v4 counter name refused reject with icmpx type admin-prohibited
-    ip6 daddr @refused_v6 counter name refused reject with icmpx type admin-prohibited
+    ip daddr @refused_v4 counter name refused drop
+    ip6 daddr @refused_v6 counter name refused drop
     ct state new counter name allowed
   }
   chain input {
