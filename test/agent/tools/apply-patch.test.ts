@@ -7,7 +7,7 @@ import { applyHunks } from '../../../src/agent/tools/apply-patch/apply.ts';
 import { parsePatch, PatchError } from '../../../src/agent/tools/apply-patch/parse.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace, type Workspace } from './context.ts';
-import { startSwapper } from './symlink-swapper.ts';
+import { race, startSwapper } from './symlink-swapper.ts';
 
 const patch = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 const apply = (ws: Workspace, text: string) => applyPatchCustomTool.run(applyPatchCustomTool.parse(text), makeContext(ws));
@@ -182,12 +182,12 @@ test('writes never go through a symlink swapped in after the check (race)', asyn
     const swapper = await startSwapper(attack.kind, attack.target, attack.outside, 'inside\n');
     let applied = 0;
     try {
-      for (let attempt = 0; attempt < 300; attempt++) {
+      applied = await race(300, async (attempt) => {
         const newFile = `${path.dirname(attack.file)}/new-${attempt}.txt`;
         const text = patch(`*** Update File: ${attack.file}`, '-inside', '+inside', `*** Add File: ${newFile}`, '+new');
         const outcome = await apply(ws, text).catch(() => null);
-        if (outcome?.ok) applied++;
-      }
+        return outcome?.ok === true;
+      });
     } finally {
       await swapper.stop();
     }

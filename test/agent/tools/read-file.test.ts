@@ -5,7 +5,7 @@ import path from 'node:path';
 import { readFileTool } from '../../../src/agent/tools/read-file.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace } from './context.ts';
-import { startSwapper } from './symlink-swapper.ts';
+import { race, startSwapper } from './symlink-swapper.ts';
 
 const read = (input: object, ctx: ReturnType<typeof makeContext>) => readFileTool.run(readFileTool.parse(JSON.stringify(input)), ctx);
 
@@ -89,11 +89,11 @@ test('a symlink swapped in between the check and the read is never followed (rac
     const swapper = await startSwapper(attack.kind, attack.target, attack.outside, 'inside text\n');
     let insideReads = 0;
     try {
-      for (let attempt = 0; attempt < 400; attempt++) {
+      insideReads = await race(400, async () => {
         const outcome = await read({ path: attack.requested }, makeContext(ws)).catch((error: Error) => ({ output: error.message }));
         assert.doesNotMatch(outcome.output, /OUTSIDE-SECRET/, `${attack.kind} swap leaked the outside file`);
-        if (outcome.output.includes('inside text')) insideReads++;
-      }
+        return outcome.output.includes('inside text');
+      });
     } finally {
       await swapper.stop();
     }
