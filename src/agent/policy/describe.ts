@@ -21,13 +21,18 @@ export function describePolicy(): string {
 5. **Read-only tools run** (read_file, list_dir, search, update_plan and the plan/question tools),
    and so do **provably read-only shell commands**: only the programs
    ${READ_ONLY_PROGRAM_NAMES.map((name) => `\`${name}\``).join(', ')}
-   (git only for status/log/diff/show/blame and listing forms), without writing options
-   (find -exec/-delete, sort -o, rg --pre, git --output, …), joined only by pipes, \`;\`, \`&&\`,
-   \`||\`; no output redirection except to /dev/null, no command substitution, no \`$\` expansion,
-   no variable assignments, no background \`&\`, and no argument naming an absolute path, \`~\` or \`..\`.
+   with the exact options of their table (no abbreviations, no unknown letters in a cluster; no
+   find -exec/-delete, sort -o/--compress-program, rg --pre, grep -R, file -C, date -s, …), and
+   every file argument inside the session directory after following symlinks. Where unattended
+   commands run confined (bubblewrap), a script of them may use pipes, \`;\`, \`&&\`, \`||\`, quotes,
+   globs, input redirection and output to /dev/null (git read commands, jq, printenv, env and cd
+   too); no expansion, substitution, brace expansion, assignment or background \`&\`. Without
+   confinement only one command of plain literal words runs unattended, executed without a shell;
+   git always asks there, since repository config can run programs.
 6. **Everything else asks \`tool_approval\`** (${TOOL_APPROVAL_OPTIONS.join(', ')}): apply_patch and
    every other shell command. The prompt shows the tool name and its complete arguments.
    yolo approves without asking. allow_session remembers the tool plus, for shell, the first two
-   words of a simple command (\`shell:git commit\`), or the whole command when it is compound or
-   starts with a wrapper, and later calls with the same key run without asking.`;
+   words of a plain literal command (\`shell:git commit\`) when no later word is an option that can
+   make it execute something, or else the whole command (always for shells, interpreters,
+   wrappers, find, xargs and the like), and later calls with the same key run without asking.`;
 }

@@ -71,7 +71,7 @@ test('prepare → authorize → run: a patch asks, is allowed for the session, a
   for (let round = 0; round < 2; round++) {
     const prepared = registry.prepare({ name: 'apply_patch', input: round === 0 ? patch : patch.replace('-old\n+new', '-new\n+newer') }, ctx);
     assert.ok(prepared.ok);
-    const authorization = await authorizeToolCall(prepared.call, { planMode: false, yolo: false, sessionAllowances: allowances, paths: prepared.call.paths }, ctx.requestHuman);
+    const authorization = await authorizeToolCall(prepared.call, { planMode: false, yolo: false, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: false }, ctx.requestHuman);
     assert.deepEqual(authorization, { allowed: true, unattended: false });
     assert.equal((await registry.run(prepared.call, ctx)).ok, true);
   }
@@ -85,7 +85,7 @@ test('prepare → authorize: a read-only command in the cwd runs without a quest
   t.after(ws.cleanup);
   const registry = createToolRegistry({ dialect: 'openai-chat', search: { ripgrepPath: null } });
   const ctx = makeContext(ws);
-  const policy = (paths: ReturnType<typeof registry.prepare> & { ok: true }) => ({ planMode: true, yolo: false, sessionAllowances: new Set<string>(), paths: paths.call.paths });
+  const policy = (paths: ReturnType<typeof registry.prepare> & { ok: true }) => ({ planMode: true, yolo: false, sessionAllowances: new Set<string>(), paths: paths.call.paths, confinedExecution: false });
   const status = registry.prepare({ name: 'shell', input: '{"command":["ls","-la"]}' }, ctx);
   assert.ok(status.ok);
   assert.deepEqual(await authorizeToolCall(status.call, policy(status), ctx.requestHuman), { allowed: true, unattended: true });
