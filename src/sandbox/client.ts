@@ -119,9 +119,8 @@ class RunnerProcess {
     } else if (message.type === 'result' && call && typeof message.ok === 'boolean') {
       this.pending.delete(message.id as string);
       call.resolve(message as unknown as ResultLine);
-    } else if (message.type === 'output' && typeof message.id === 'string') {
-      // output racing a cancelled call's result: harmless only if that id was ours once; anything else is a broken runner
-      this.fail(new SandboxError('sandbox_protocol_error', `the sandbox runner sent output for an unknown request`));
+    } else if (message.type === 'protocol_error') {
+      this.fail(new SandboxError('sandbox_protocol_error', `the sandbox runner reported a protocol error: ${String(message.message)}`));
     } else {
       this.fail(new SandboxError('sandbox_protocol_error', `the sandbox runner sent an unexpected ${String(message.type)} line`));
     }
