@@ -9,6 +9,8 @@ import { SERVE_FLAGS } from '../../src/config/flags.ts';
 import { registryFixture } from '../tenancy/registry-fixture.ts';
 import { http } from '../support/http.ts';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { EventSource } from 'eventsource';
 
 const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
 const TOKEN = 't'.repeat(32);
@@ -27,6 +29,12 @@ describe('agentd command line', () => {
     const help = agentd(['serve', '--help']);
     assert.equal(help.status, 0);
     for (const flag of SERVE_FLAGS) assert.ok(help.stdout.includes(`--${flag.name}`), flag.name);
+    // every option line keeps at least two spaces between the option and its help, in one column
+    const optionLines = help.stdout.split('\n').filter((line) => line.startsWith('  --'));
+    assert.equal(optionLines.length, SERVE_FLAGS.length);
+    const helpColumn = (line: string) => line.match(/^ {2}--[a-z-]+(?: <value>)? {2,}(?=\S)/)?.[0].length;
+    for (const line of optionLines) assert.ok(helpColumn(line), `no gap between option and help: ${line}`);
+    assert.equal(new Set(optionLines.map(helpColumn)).size, 1, 'the help texts start in one column');
     const top = agentd(['--help']);
     assert.equal(top.status, 0);
     assert.match(top.stdout, /serve/);
@@ -167,5 +175,55 @@ describe('agentd command line', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
     await assert.rejects(http('GET', `${url.origin}/healthz`), 'no longer accepting');
+  });
+
+  it('on SIGTERM ends event streams, closes idle connections at once, refuses new requests in the envelope and exits quickly', async () => {
+    const dir = scratch();
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--state-dir', dir, '--workspace-root', dir, '--log-level', 'warn'], { env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    while (!/listening on (http:\/\/\S+)/.test(output)) await once(child.stdout, 'data');
+    const url = new URL(output.match(/listening on (http:\/\/\S+)/)![1]);
+    const exited = once(child, 'exit');
+
+    const source = new EventSource(`${url.origin}/v1/events`);
+    await new Promise((resolve, reject) => {
+      source.onopen = resolve;
+      source.onerror = reject;
+    });
+    const told = new Promise<number>((resolve) => (source.onerror = () => resolve(source.readyState)));
+
+    // an idle kept-alive connection, and one whose request head is still arriving
+    const idle = connect(Number(url.port), url.hostname);
+    let idleText = '';
+    idle.on('data', (chunk) => (idleText += chunk));
+    idle.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+    while (!idleText.includes('{"ok":true}')) await new Promise((resolve) => setTimeout(resolve, 5));
+    const idleClosed = new Promise((resolve) => idle.once('close', resolve));
+    const late = connect(Number(url.port), url.hostname);
+    let lateText = '';
+    late.on('data', (chunk) => (lateText += chunk));
+    const lateClosed = new Promise((resolve) => late.once('close', resolve));
+    late.write(`GET /v1/sessions HTTP/1.1\r\nHost: ${url.host}\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    await idleClosed;
+    assert.ok(Date.now() - signalled < 2_000, 'the idle connection is closed at once');
+    // the server is stopping now: the waiting request's head completes
+    late.write('\r\n');
+    // the stream ended: the client is reconnecting, not failed on an error body
+    assert.equal(await told, EventSource.CONNECTING);
+    source.close();
+    await lateClosed;
+    const body = JSON.parse(lateText.slice(lateText.indexOf('\r\n\r\n') + 4));
+    assert.match(lateText, /^HTTP\/1\.1 503 /);
+    assert.match(lateText, /\r\nretry-after: 10\r\n/i);
+    assert.equal(body.error.code, 'server_stopping');
+    assert.match(lateText, new RegExp(`\\r\\nx-request-id: ${body.error.requestId}\\r\\n`, 'i'));
+    const [code] = await exited;
+    assert.equal(code, 0);
+    assert.ok(Date.now() - signalled < 5_000, `exited ${Date.now() - signalled} ms after the signal`);
   });
 });

@@ -216,3 +216,80 @@ describe('event ids across a restart', () => {
     }
   });
 });
+
+/** Reads a raw SSE response until `until` appears in it, then closes it; returns the text. */
+function readStream(server: TestServer, path: string, until: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${server.url}${path}`, { headers }, (res) => {
+      let text = '';
+      const timer = setTimeout(() => (res.destroy(), resolve({ status: res.statusCode ?? 0, text })), 5_000);
+      res.on('data', (chunk) => {
+        text += chunk;
+        if (text.includes(until) || res.statusCode !== 200) {
+          clearTimeout(timer);
+          res.destroy();
+          resolve({ status: res.statusCode ?? 0, text });
+        }
+      });
+      res.on('end', () => (clearTimeout(timer), resolve({ status: res.statusCode ?? 0, text })));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const frameIds = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+const frameSessions = (text: string) => [...text.matchAll(/^data: (.*)$/gm)].map((match) => JSON.parse(match[1]).sessionId as string | undefined);
+
+describe('events: the sessionId filter and the lastEventId query parameter', () => {
+  let fake: FakeProvider;
+  let server: TestServer;
+  before(async () => {
+    fake = await startFakeProvider();
+    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), args: ['--event-replay-limit', '200'] });
+  });
+  after(async () => {
+    await server.close();
+    await fake.close();
+  });
+
+  it('replays and streams only the named session, with the ids of the whole stream', async () => {
+    const mine = await runTurn(server, fake, 'mine');
+    const others = await runTurn(server, fake, 'not mine');
+    const mineTurn = (await server.request('GET', `/v1/turns/${mine}`)).json;
+    const all = await readStream(server, '/v1/events?lastEventId=0', `"turnId":"${others}","at"`);
+    const filtered = await readStream(server, `/v1/events?lastEventId=0&sessionId=${mineTurn.sessionId.toUpperCase()}`, 'turn.completed');
+    assert.equal(filtered.status, 200);
+    assert.ok(frameIds(filtered.text).length > 0);
+    assert.ok(frameSessions(filtered.text).every((sessionId) => sessionId === mineTurn.sessionId), 'nothing of another session');
+    const allIds = frameIds(all.text);
+    assert.ok(frameIds(filtered.text).every((id) => allIds.includes(id)), 'the same ids as the unfiltered stream');
+    // live: a turn in another session is not sent, one in this session is
+    const live = readStream(server, `/v1/events?sessionId=${mineTurn.sessionId}`, 'turn.completed');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await runTurn(server, fake, 'elsewhere');
+    fake.enqueue({ kind: 'reply', text: 'again' });
+    await server.request('POST', `/v1/sessions/${mineTurn.sessionId}/turns`, { body: { input: 'again' } });
+    const liveText = (await live).text;
+    assert.ok(frameSessions(liveText).every((sessionId) => sessionId === mineTurn.sessionId));
+    assert.match(liveText, /turn\.completed/);
+  });
+
+  it('takes lastEventId from the query only when the header is absent, and validates it alike', async () => {
+    const turnId = await runTurn(server, fake, 'resume me');
+    const all = await readStream(server, '/v1/events?lastEventId=0', `"turnId":"${turnId}","at"`);
+    const ids = frameIds(all.text);
+    const resumeAfter = ids.at(-2)!;
+    const byQuery = await readStream(server, `/v1/events?lastEventId=${resumeAfter}`, `id: ${ids.at(-1)}`);
+    assert.equal(frameIds(byQuery.text)[0], ids.at(-1), 'the query parameter resumes like the header');
+    const headerWins = await readStream(server, `/v1/events?lastEventId=${resumeAfter}`, `id: ${ids.at(-1)}`, { 'last-event-id': String(ids.at(-3)) });
+    assert.equal(frameIds(headerWins.text)[0], ids.at(-2), 'the header is used when present');
+    for (const bad of ['-1', 'abc', '1e3', '0&lastEventId=1']) {
+      const response = await server.request('GET', `/v1/events?lastEventId=${bad}`);
+      assert.equal(response.status, 400, bad);
+      assert.equal(response.json.error.code, 'invalid_last_event_id', bad);
+    }
+    const beyond = await readStream(server, `/v1/events?lastEventId=${ids.at(-1)! + 1000}&sessionId=${(await server.request('GET', `/v1/turns/${turnId}`)).json.sessionId}`, 'replay.reset');
+    assert.match(beyond.text, /^event: replay\.reset$/m, 'a filtered stream still gets replay.reset');
+  });
+});
