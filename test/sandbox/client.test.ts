@@ -79,6 +79,14 @@ describe('the sandbox client against the real runner', () => {
     await client.close();
   });
 
+  it('bin/agentd-sandbox (the shipped, compiled runner) answers', async () => {
+    const bin = new URL('../../bin/agentd-sandbox', import.meta.url).pathname;
+    const client = new SandboxClient({ command: [bin, '--workspace', scratchDirectory()], env: { PATH: process.env.PATH } });
+    assert.equal((await client.start()).type, 'ready');
+    assert.equal((await shell(client, 'echo shipped')).output, 'shipped\n');
+    await client.close();
+  });
+
   it('close ends the runner and everything it started', async () => {
     const client = sandboxClient(scratchDirectory());
     let output = '';
