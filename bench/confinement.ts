@@ -31,7 +31,7 @@ function print(name: string, durations: number[]): void {
 runIfMain(import.meta.url, async () => {
   const runs = Number(process.env.BENCH_RUNS ?? 50);
   const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-bench-')));
-  const confined = createConfinedRunner({ bubblewrapPath: DEFAULT_BUBBLEWRAP_PATH, system: inspectSystemEntries(), hidden: [] });
+  const confined = createConfinedRunner({ bubblewrapPath: DEFAULT_BUBBLEWRAP_PATH, system: inspectSystemEntries(), secretPaths: [] });
   try {
     print('host true', await timeRuns((request) => runInProcessGroup(request), root, true, runs));
     print('confined true, read-only view', await timeRuns(confined, root, false, runs));

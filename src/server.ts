@@ -46,6 +46,12 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const catalog = loadCatalog(config, env);
   if (catalog.models.length === 0) log.warn(emptyCatalogAdvice());
   const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
+  // The bubblewrap probe (a confined `true`) runs while the store opens; it never rejects.
+  const probingConfinement = detectHostConfinement({
+    mode: tuning.confinement ?? 'auto',
+    secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
+    logger: log,
+  });
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
 
   const scheduler = new Scheduler<ActiveTurn>({
@@ -54,11 +60,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     maxRunningPerTenant: null,
     maxQueuedPerTenant: null,
   });
-  const confinement = await detectHostConfinement({
-    mode: tuning.confinement ?? 'auto',
-    secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
-    logger: log,
-  });
+  const confinement = await probingConfinement;
   const shell = confinement.confined ? { runner: confinement.runner, confined: true } : {};
   const adapters = new AdapterCache(catalog);
   const registries = new Map<Dialect, ToolRegistry>();

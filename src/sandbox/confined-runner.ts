@@ -6,13 +6,15 @@
  */
 import { runInProcessGroup, type CommandRunner, type ProcessGroupOptions } from '../agent/tools/process-group.ts';
 import { toolEnvironment } from '../agent/tools/environment.ts';
-import { bubblewrapArguments, type HiddenPath } from './bubblewrap.ts';
+import { bubblewrapArguments } from './bubblewrap.ts';
+import { hiddenPaths } from './hidden-paths.ts';
 import type { SystemEntry } from './system-paths.ts';
 
 export interface ConfinementSettings {
   bubblewrapPath: string;
   system: readonly SystemEntry[];
-  hidden: readonly HiddenPath[];
+  /** the server's own files (state dir, token file, models file); masked where they are at each call */
+  secretPaths: readonly (string | null)[];
 }
 
 export function createConfinedRunner(settings: ConfinementSettings, options: ProcessGroupOptions = {}): CommandRunner {
@@ -24,7 +26,7 @@ export function createConfinedRunner(settings: ConfinementSettings, options: Pro
       env: toolEnvironment(request.env),
       writable: view.writable,
       visible: view.roots,
-      hidden: settings.hidden,
+      hidden: hiddenPaths(settings.secretPaths),
       system: settings.system,
     });
     return runInProcessGroup({ ...request, argv: [settings.bubblewrapPath, ...args] }, options);

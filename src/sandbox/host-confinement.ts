@@ -4,11 +4,10 @@
  * that forbids them is found once, at start-up, and not on the model's first command.
  */
 import { execFile } from 'node:child_process';
-import { realpathSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { toolEnvironment } from '../agent/tools/environment.ts';
 import type { CommandRunner } from '../agent/tools/process-group.ts';
-import { bubblewrapArguments, DEFAULT_BUBBLEWRAP_PATH, type HiddenPath } from './bubblewrap.ts';
+import { bubblewrapArguments, DEFAULT_BUBBLEWRAP_PATH } from './bubblewrap.ts';
 import { createConfinedRunner } from './confined-runner.ts';
 import { inspectSystemEntries, type SystemEntry } from './system-paths.ts';
 
@@ -38,8 +37,7 @@ export async function detectHostConfinement(options: HostConfinementOptions): Pr
     );
     return { confined: false };
   }
-  const hidden = hiddenPaths(options.secretPaths);
-  return { confined: true, runner: createConfinedRunner({ bubblewrapPath, system, hidden }) };
+  return { confined: true, runner: createConfinedRunner({ bubblewrapPath, system, secretPaths: options.secretPaths }) };
 }
 
 /** Runs a confined `true` in the read-only view; null when it worked, else why not. */
@@ -51,21 +49,4 @@ export function probeBubblewrap(bubblewrapPath: string, system: readonly SystemE
       else resolve(stderr.trim().split('\n')[0] || error.message);
     });
   });
-}
-
-/** The existing secret paths, canonical (a mask must sit where the file really is). */
-export function hiddenPaths(paths: readonly (string | null)[]): HiddenPath[] {
-  const hidden = new Map<string, HiddenPath>();
-  for (const path of paths) {
-    if (path === null) continue;
-    try {
-      const canonical = realpathSync(path);
-      hidden.set(canonical, { path: canonical, directory: statSync(canonical).isDirectory() });
-    } catch {
-      // absent (e.g. the default models file): nothing to hide
-    }
-  }
-  const all = [...hidden.values()];
-  // A file inside a hidden directory is already covered by the directory's mask.
-  return all.filter((entry) => !all.some((other) => other.directory && other !== entry && entry.path.startsWith(`${other.path}/`)));
 }

@@ -10,7 +10,6 @@ import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createConfinedRunner } from '../../src/sandbox/confined-runner.ts';
-import { hiddenPaths } from '../../src/sandbox/host-confinement.ts';
 import { inspectSystemEntries } from '../../src/sandbox/system-paths.ts';
 import type { CommandResult } from '../../src/agent/tools/process-group.ts';
 
@@ -53,7 +52,7 @@ describe('confined commands (real bubblewrap)', () => {
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     port = (listener.address() as { port: number }).port;
-    runner = createConfinedRunner({ bubblewrapPath: '/usr/bin/bwrap', system: inspectSystemEntries(), hidden: hiddenPaths([stateDir, tokenFile]) }, { killGraceMs: 500 });
+    runner = createConfinedRunner({ bubblewrapPath: '/usr/bin/bwrap', system: inspectSystemEntries(), secretPaths: [stateDir, tokenFile, path.join(cwd, 'late-models.json')] }, { killGraceMs: 500 });
   });
   after(async () => {
     hostProcess.kill('SIGKILL');
@@ -124,6 +123,16 @@ describe('confined commands (real bubblewrap)', () => {
       assert.deepEqual(hostProcessesWith(`sleep ${marker}`), [], 'even the setsid one is gone with the PID namespace');
     });
   }
+
+  it('a secret file that appears after start-up is masked too', async () => {
+    writeFileSync(path.join(cwd, 'late-models.json'), `{"key": "${CANARY}-late"}`);
+    for (const writable of [false, true]) {
+      const result = await run('cat late-models.json; echo end', writable);
+      assert.match(result.output, /end/);
+      assert.doesNotMatch(result.output, new RegExp(CANARY));
+    }
+    rmSync(path.join(cwd, 'late-models.json'));
+  });
 
   it('read-only view: no network, not even to a server on the loopback', async () => {
     const result = await run(`echo hi > /dev/tcp/127.0.0.1/${port} && echo connected; ls /sys/class/net`, false);
