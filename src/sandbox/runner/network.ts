@@ -35,6 +35,9 @@ export function filterRules(): string {
   chain output {
     type filter hook output priority 0; policy accept;
     ip daddr ${SLIRP_DNS} meta l4proto { tcp, udp } th dport 53 accept
+    # the kernel's own link-local control traffic (neighbour discovery, MLD, IGMP) is no connection
+    ip6 daddr ff02::/16 meta l4proto ipv6-icmp accept
+    ip daddr 224.0.0.0/24 meta l4proto igmp accept
     ip daddr @refused_v4 counter name refused drop
     ip6 daddr @refused_v6 counter name refused drop
     ct state new counter name allowed
