@@ -3,7 +3,7 @@
  * limits at start, entered by each command before it executes, emptied (SIGKILL to every member)
  * and removed at shutdown.
  */
-import { mkdirSync, readFileSync, rmdirSync, existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupLayout } from './layout.ts';
 import { enableV2Controllers, LimitError, writeV1Limits, writeV2Limits, type SandboxLimits } from './limits.ts';
@@ -29,11 +29,13 @@ export class TenantCgroup {
       makeDirectory(runnerLeaf, 'cgroup');
       writeControlFile(join(runnerLeaf, 'cgroup.procs'), String(process.pid), 'cgroup');
       enableV2Controllers(layout.parent);
+      removeGroupsOfDeadRunners(layout.parent);
       const group = join(layout.parent, name);
       makeDirectory(group, 'cgroup');
       writeV2Limits(group, limits);
       return new TenantCgroup(2, [group], group, join(group, 'cpu.stat'));
     }
+    for (const parent of new Set(Object.values(layout.parents))) removeGroupsOfDeadRunners(parent);
     const groups = Object.fromEntries(Object.entries(layout.parents).map(([controller, parent]) => [controller, join(parent, name)])) as Record<string, string>;
     for (const [controller, directory] of Object.entries(groups)) makeDirectory(directory, `cgroup:${controller}`);
     writeV1Limits({ memory: groups.memory, cpu: groups.cpu, pids: groups.pids }, limits);
@@ -87,6 +89,28 @@ export class TenantCgroup {
       } catch {
         // a member still exiting keeps it busy; the next runner's start does not depend on it
       }
+    }
+  }
+}
+
+/**
+ * A runner killed outright (SIGKILL) cannot remove its group; its sandboxes died with it
+ * (--die-with-parent), so the next runner removes the empty groups whose runner is gone.
+ */
+function removeGroupsOfDeadRunners(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const runnerPid = /^agentd-sandbox-(\d+)$/.exec(name)?.[1];
+    if (!runnerPid || existsSync(`/proc/${runnerPid}`)) continue;
+    try {
+      rmdirSync(join(parent, name));
+    } catch {
+      // still has members (they are being killed) or is not ours to remove
     }
   }
 }

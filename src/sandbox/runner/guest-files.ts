@@ -3,7 +3,7 @@
  * Debian's alternatives, time zones, service names), never the host's accounts, hosts or
  * credentials. passwd, group, hosts and resolv.conf are written fresh for the guest.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -36,9 +36,20 @@ export const HOST_ETC_ALLOWLIST = [
 
 export const GENERATED_ETC_FILES = ['passwd', 'group', 'hosts', 'resolv.conf'] as const;
 
+const ETC_PREFIX = 'agentd-sandbox-etc-';
+
+/** A runner killed outright leaves its directory behind; the next one removes it. */
+function removeFilesOfDeadRunners(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const runnerPid = name.startsWith(ETC_PREFIX) ? /^(\d+)-/.exec(name.slice(ETC_PREFIX.length))?.[1] : undefined;
+    if (runnerPid && !existsSync(`/proc/${runnerPid}`)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
 /** Writes the generated files into a private directory; `remove` deletes it at shutdown. */
 export function writeGuestEtc(home: string): { directory: string; remove(): void } {
-  const directory = mkdtempSync(join(tmpdir(), 'agentd-sandbox-etc-'));
+  removeFilesOfDeadRunners();
+  const directory = mkdtempSync(join(tmpdir(), `${ETC_PREFIX}${process.pid}-`));
   const files: Record<(typeof GENERATED_ETC_FILES)[number], string> = {
     passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${GUEST_USER}:x:${GUEST_UID}:${GUEST_GID}:agent:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
     group: `root:x:0:\n${GUEST_USER}:x:${GUEST_GID}:\nnogroup:x:65534:\n`,
