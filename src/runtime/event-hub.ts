@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/database.ts';
 import { boundEventText } from '../domain/event-text.ts';
 import { EventLog, type EventRecord } from './event-log.ts';
+import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
 
 /** Event ids are reserved in blocks, so a restart never reuses one without a write per event. */
 const ID_BLOCK = 4096;
@@ -25,10 +26,10 @@ export class EventHub {
   }
 
   static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger): Promise<EventHub> {
-    const row = await db.selectFrom('boundaries').select('event_id_ceiling').where('id', '=', boundaryId).executeTakeFirst();
-    const firstId = row ? Number(row.event_id_ceiling) + 1 : 1;
+    const stored = await readEventIdCeiling(db, boundaryId);
+    const firstId = stored === null ? 1 : stored + 1;
     const ceiling = firstId - 1 + ID_BLOCK;
-    await writeCeiling(db, boundaryId, ceiling, row !== undefined);
+    await writeEventIdCeiling(db, boundaryId, ceiling, stored !== null);
     return new EventHub(new EventLog({ replayLimit, firstId }), db, boundaryId, ceiling, logger);
   }
 
@@ -51,7 +52,7 @@ export class EventHub {
   private extendCeiling(): void {
     if (this.extending) return;
     const next = this.ceiling + ID_BLOCK;
-    this.extending = writeCeiling(this.db, this.boundaryId, next, true)
+    this.extending = writeEventIdCeiling(this.db, this.boundaryId, next, true)
       .then(() => {
         this.ceiling = next;
       })
@@ -60,9 +61,4 @@ export class EventHub {
         this.extending = null;
       });
   }
-}
-
-async function writeCeiling(db: Db, boundaryId: string, ceiling: number, exists: boolean): Promise<void> {
-  if (exists) await db.updateTable('boundaries').set({ event_id_ceiling: ceiling }).where('id', '=', boundaryId).execute();
-  else await db.insertInto('boundaries').values({ id: boundaryId, event_id_ceiling: ceiling }).execute();
 }
