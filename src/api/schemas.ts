@@ -1,4 +1,8 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { Effort } from '../domain/effort.ts';
+import { HistoryEffect } from '../domain/history-entry.ts';
+import { TurnStatus } from '../domain/turn-status.ts';
+import { UsageCounters } from '../domain/usage.ts';
 
 /**
  * The contract in one place: these schemas validate requests, type the handlers and become the
@@ -10,12 +14,6 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds' });
 const UuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const Uuid = Type.String({ pattern: UuidPattern });
-
-const EffortSchema = Type.Union([Type.Literal('none'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('xhigh'), Type.Literal('max')]);
-const TurnStatus = Type.Union([
-  Type.Literal('queued'), Type.Literal('running'), Type.Literal('waiting_for_input'),
-  Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled'),
-]);
 
 export const Model = Type.Object(
   {
@@ -31,8 +29,6 @@ export const Model = Type.Object(
   },
   { title: 'Model' },
 );
-
-const UsageCounters = Type.Object({ input: Type.Integer(), output: Type.Integer(), cached: Type.Integer() });
 
 export const Session = Type.Object(
   {
@@ -65,7 +61,7 @@ export const CreateSession = Type.Object(
     cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     title: Type.Optional(Type.String({ maxLength: 512 })),
-    effort: Type.Optional(EffortSchema),
+    effort: Type.Optional(Effort),
     repository: Type.Optional(
       Type.Object(
         { url: Type.String({ minLength: 1, maxLength: 4096 }), ref: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) },
@@ -205,7 +201,7 @@ const HistoryTurn = Type.Object({
   assistantText: Nullable(Type.String()),
   error: Nullable(Type.String()),
   responseId: Nullable(Type.String()),
-  effect: Type.Union([Type.Literal('append'), Type.Literal('replace'), Type.Literal('reset')]),
+  effect: HistoryEffect,
   items: Type.Array(Type.Unknown()),
   displayItems: Type.Array(Type.Unknown()),
   usage: Nullable(UsageCounters),

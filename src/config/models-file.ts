@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { Dialect, Effort } from '../agent/providers/types.ts';
-
-export const EFFORTS: readonly Effort[] = ['none', 'low', 'medium', 'high', 'xhigh', 'max'];
-export const DIALECTS: readonly Dialect[] = ['openai-responses', 'anthropic-messages', 'openai-chat'];
+import { DIALECTS, type Dialect } from '../domain/dialect.ts';
+import { EFFORTS, type Effort } from '../domain/effort.ts';
 
 export interface ModelPrices {
   /** US dollars per million tokens */

@@ -2,10 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { TurnsTable } from './schema.ts';
 import { boundEventText, EVENT_TEXT_LIMIT } from '../domain/event-text.ts';
+import { ACTIVE_STATUSES, type TurnStatus } from '../domain/turn-status.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText, MAX_ESCAPE_WIDTH, STORED_TEXT_MARKER } from './text-codec.ts';
-
-export type TurnStatus = 'queued' | 'running' | 'waiting_for_input' | 'completed' | 'failed' | 'cancelled';
-export const ACTIVE_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_for_input'];
 
 export interface TurnOutputRecord {
   responseId: string | null;

@@ -3,7 +3,7 @@ import { closeSync, constants, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ApiError } from '../domain/errors.ts';
-import type { CanonicalItem } from '../agent/providers/types.ts';
+import type { CanonicalItem } from '../domain/canonical-item.ts';
 import { closeDirectory, entryPath, makeDirectories, openEntry } from './no-follow.ts';
 
 export const MAX_ATTACHMENTS = 5;

@@ -7,7 +7,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { EFFORTS, parseModelsFile } from '../../src/config/models-file.ts';
+import { parseModelsFile } from '../../src/config/models-file.ts';
+import { EFFORTS } from '../../src/domain/effort.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const EXAMPLE_PATH = fileURLToPath(new URL('../../examples/models.example.json', import.meta.url));

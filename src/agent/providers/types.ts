@@ -7,12 +7,15 @@
  * losslessly, so a session can continue on another dialect after a fork.
  */
 
-export type Dialect = 'openai-responses' | 'anthropic-messages' | 'openai-chat';
-export type Effort = 'none' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
-export type ToolKind = 'function' | 'custom' | 'computer' | 'computer_function';
+import type { CanonicalItem } from '../../domain/canonical-item.ts';
+import type { Dialect } from '../../domain/dialect.ts';
+import type { Effort } from '../../domain/effort.ts';
+import type { ModelUsage as Usage } from '../../domain/usage.ts';
 
-/** A canonical history item: an OpenAI Responses input/output item, kept as received. */
-export type CanonicalItem = { type: string; [key: string]: unknown };
+// The shared words this interface speaks in are declared in domain/; re-exported for the adapters.
+export type { CanonicalItem, Dialect, Effort, Usage };
+
+export type ToolKind = 'function' | 'custom' | 'computer' | 'computer_function';
 
 export interface ToolSpec {
   name: string;
@@ -32,16 +35,6 @@ export interface ModelRequest {
   tools: ToolSpec[];
   effort: Effort | null;
   maxOutputTokens?: number;
-}
-
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cachedTokens: number;
-  /** Anthropic reports cache writes separately; null when the provider did not say. */
-  cacheCreationTokens: number | null;
-  reasoningTokens: number | null;
-  webSearchRequests: number | null;
 }
 
 export interface Completion {

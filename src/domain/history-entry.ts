@@ -1,0 +1,87 @@
+import { Type, type Static } from 'typebox';
+import type { CanonicalItem } from './canonical-item.ts';
+import { toUsageCounters, type ModelUsage, type UsageCounters } from './usage.ts';
+
+/**
+ * What an entry does to the model context: `append` adds its items to it, `replace` starts it
+ * anew from its items (a compaction summary), `reset` starts a new, empty generation (`/clear`).
+ */
+export const HistoryEffect = Type.Union([Type.Literal('append'), Type.Literal('replace'), Type.Literal('reset')]);
+export type HistoryEffect = Static<typeof HistoryEffect>;
+
+/** One durable entry of a session's history, at its index (dense from 0). */
+export interface HistoryEntry {
+  index: number;
+  /** the turn whose own entry this is; null for an entry no turn owns (an automatic compaction) */
+  turnId: string | null;
+  at: string;
+  userText: string;
+  assistantText: string | null;
+  error: string | null;
+  responseId: string | null;
+  effect: HistoryEffect;
+  /** what later model requests see */
+  items: CanonicalItem[];
+  /** what a client shows: the items, plus output that never reaches a model */
+  displayItems: unknown[];
+  usage: UsageCounters | null;
+  providerTelemetry: unknown;
+}
+
+/** An entry before the store gives it its index. */
+export type NewHistoryEntry = Omit<HistoryEntry, 'index'>;
+
+export interface HistoryEntryOrigin {
+  turnId: string | null;
+  at: string;
+  userText: string;
+  /** everything the model steps behind the entry consumed, failed ones included */
+  usage: ModelUsage | null;
+}
+
+/** How the work behind an entry ended: with an answer (or a summary), or with an error. */
+export type HistoryEntryEnding =
+  | {
+      kind: 'answered';
+      effect: HistoryEffect;
+      assistantText: string | null;
+      responseId: string | null;
+      items: CanonicalItem[];
+      /** text of attempts that were retried away */
+      discardedText: string[];
+      providerTelemetry: unknown;
+    }
+  | { kind: 'failed'; error: string; partialItems: CanonicalItem[]; discardedText: string[] };
+
+/** The one way history entries are made, whoever writes them (turn finalisation, compaction). */
+export function buildHistoryEntry(origin: HistoryEntryOrigin, ending: HistoryEntryEnding): NewHistoryEntry {
+  // Steps that completed before a failure were billed: they count, in history and in the session.
+  const common = { turnId: origin.turnId, at: origin.at, userText: origin.userText, usage: toUsageCounters(origin.usage) };
+  if (ending.kind === 'answered') {
+    return {
+      ...common,
+      assistantText: ending.assistantText,
+      error: null,
+      responseId: ending.responseId,
+      effect: ending.effect,
+      items: ending.items,
+      displayItems: [...ending.items, ...discardedAsDisplay(ending.discardedText)],
+      providerTelemetry: ending.providerTelemetry,
+    };
+  }
+  // Partial output is for display only: it never reaches `items`, so never a model again.
+  return {
+    ...common,
+    assistantText: null,
+    error: ending.error,
+    responseId: null,
+    effect: 'append',
+    items: [],
+    displayItems: [...ending.partialItems, ...discardedAsDisplay(ending.discardedText)],
+    providerTelemetry: null,
+  };
+}
+
+function discardedAsDisplay(texts: string[]): CanonicalItem[] {
+  return texts.map((text) => ({ type: 'message', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text }] }));
+}
