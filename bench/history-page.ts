@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/config/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
-import { insertHistoryTurn, type HistoryTurnRecord } from '../src/store/history.ts';
+import type { HistoryEntry } from '../src/domain/history-entry.ts';
+import { insertHistoryEntry } from '../src/store/history.ts';
 import { fixed, median, percentile, printFigure, runIfMain } from './support/report.ts';
 
 export interface HistoryPageOptions {
@@ -43,7 +44,7 @@ const MODELS = {
 };
 
 /** A turn of realistic shape: a prompt, reasoning, a tool round trip and an answer (about 2 KB). */
-function benchTurn(index: number): HistoryTurnRecord {
+function benchTurn(index: number): HistoryEntry {
   const items = [
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: `Please look at module ${index} and fix the failing test.` }] },
     { type: 'reasoning', summary: [{ type: 'summary_text', text: 'Reading the module first. '.repeat(8) }], encrypted_content: 'gAAAA'.repeat(60) },
@@ -70,7 +71,7 @@ function benchTurn(index: number): HistoryTurnRecord {
 async function fill(server: RunningServer, sessionId: string, turns: number): Promise<void> {
   for (let from = 0; from < turns; from += 500) {
     await server.store.db.transaction().execute(async (trx) => {
-      for (let index = from; index < Math.min(turns, from + 500); index++) await insertHistoryTurn(trx, sessionId, benchTurn(index));
+      for (let index = from; index < Math.min(turns, from + 500); index++) await insertHistoryEntry(trx, sessionId, benchTurn(index));
     });
   }
 }

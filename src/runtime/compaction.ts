@@ -13,9 +13,9 @@ import {
   type Summary,
 } from '../agent/compaction.ts';
 import type { CatalogModel } from '../config/models-file.ts';
+import { buildHistoryEntry, type HistoryEffect } from '../domain/history-entry.ts';
 import type { Db } from '../store/database.ts';
-import { nextHistoryIndex, type HistoryEffect, type HistoryUsage } from '../store/history.ts';
-import { appendHistoryTurnWithUsage } from '../store/history-pages.ts';
+import { appendHistoryEntry } from '../store/history.ts';
 import type { EventHub } from './event-hub.ts';
 import { loadModelContext } from './model-context.ts';
 import type { ActiveTurn } from './turns.ts';
@@ -71,22 +71,15 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
 
   const summary = await summarize(deps, turn, request, context);
   const item = summaryContextItem(summary.text);
-  const usage = historyUsage(summary);
-  await appendHistoryTurnWithUsage(
-    deps.db,
-    turn.session.id,
+  const entry = buildHistoryEntry(
+    { turnId: null, at: nowIso(), userText: '', usage: summary.step.usage },
     {
-      index: await nextHistoryIndex(deps.db, turn.session.id),
-      turnId: null,
-      at: nowIso(),
-      userText: '',
-      assistantText: null,
-      error: null,
-      responseId: summary.step.responseId,
+      kind: 'answered',
       effect: 'replace',
+      assistantText: null,
+      responseId: summary.step.responseId,
       items: [item],
-      displayItems: [item],
-      usage,
+      discardedText: [],
       providerTelemetry: buildTelemetry({
         model: request.model,
         reportedModel: summary.step.model,
@@ -97,8 +90,8 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
         providerTurns: 1,
       }),
     },
-    usage,
   );
+  await appendHistoryEntry(deps.db, turn.session.id, entry);
   emitReset(deps.hub, turn, 'context_window', { estimatedTokens: estimate, contextWindow: request.model.contextWindow });
   return { context: [item], command: null };
 }
@@ -139,11 +132,6 @@ function summaryListener(hub: EventHub, turn: ActiveTurn): StepListener {
 
 function emitReset(hub: EventHub, turn: ActiveTurn, reason: ResetReason, extra: Record<string, unknown> = {}): void {
   hub.emit('model.context.reset', turn.session.id, turn.record.id, { displayOnly: true, reason, ...extra });
-}
-
-function historyUsage(summary: Summary): HistoryUsage | null {
-  const usage = summary.step.usage;
-  return usage ? { input: usage.inputTokens, output: usage.outputTokens, cached: usage.cachedTokens } : null;
 }
 
 /** The result a command turn ends with, in the shape the turn runner stores for the agent loop's. */

@@ -1,8 +1,8 @@
 import { ApiError } from '../domain/errors.ts';
 import { nowIso, uuidv7 } from '../domain/ids.ts';
 import type { ForkSessionBody } from '../api/schemas.ts';
+import { insertForkedSession } from '../store/fork.ts';
 import { nextHistoryIndex } from '../store/history.ts';
-import { insertForkedSession } from '../store/history-pages.ts';
 import type { SessionRecord } from '../store/sessions.ts';
 import type { Boundary } from './boundary.ts';
 import type { SessionService } from './sessions.ts';

@@ -1,7 +1,7 @@
 import { createProjectionBudget, projectHistoryItems, projectJson, projectText } from '../domain/projection.ts';
 import type { SessionDto } from '../api/schemas.ts';
-import { latestReset, nextHistoryIndex, type HistoryTurnRecord } from '../store/history.ts';
-import { readHistoryBelow } from '../store/history-pages.ts';
+import type { HistoryEntry } from '../domain/history-entry.ts';
+import { latestReset, nextHistoryIndex, readHistoryBelow } from '../store/history.ts';
 import type { Boundary } from './boundary.ts';
 import type { SessionService } from './sessions.ts';
 import { toSessionDto } from './sessions.ts';
@@ -70,7 +70,7 @@ export async function readHistoryPage(sources: HistorySources, rawSessionId: str
 }
 
 /** One stored turn under one projection budget (text fields first, then items, then telemetry). */
-export function projectHistoryTurn(turn: HistoryTurnRecord): Record<string, unknown> {
+export function projectHistoryTurn(turn: HistoryEntry): Record<string, unknown> {
   const budget = createProjectionBudget();
   const projected: Record<string, unknown> = {
     at: turn.at,

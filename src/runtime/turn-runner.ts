@@ -10,7 +10,7 @@ import { ProviderError } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import { finalizeTurn } from '../store/finalize.ts';
-import type { HistoryEffect, HistoryTurnRecord } from '../store/history.ts';
+import type { HistoryEffect, NewHistoryEntry } from '../domain/history-entry.ts';
 import * as turnsTable from '../store/turns.ts';
 import type { TurnText } from '../store/turns.ts';
 import { userMessageItem, writeTurnFiles } from '../workspace/attachments.ts';
@@ -140,7 +140,7 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome, 
   // status while the session still counts as busy.
   const record = { ...turn.record };
   const finishedAt = nowIso();
-  let history: Omit<HistoryTurnRecord, 'index'>;
+  let history: NewHistoryEntry;
   let usage = null;
   if (outcome.kind === 'completed') {
     const { result, model } = outcome;
@@ -205,7 +205,7 @@ async function finish(deps: TurnRunnerDeps, turn: ActiveTurn, outcome: Outcome, 
   record.finishedAt = finishedAt;
   const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(turnText.input) : null;
   try {
-    await finalizeTurn(boundary.db, record, history, { sessionId: session.id, updatedAt: finishedAt, usage, derivedTitle });
+    await finalizeTurn(boundary.db, record, history, { sessionId: session.id, updatedAt: finishedAt, derivedTitle });
   } catch (error) {
     // Retried and still failing: nothing of the transaction was written. The turn fails with a
     // reason saying so and keeps its output (the bounded answer), stored with the failure when

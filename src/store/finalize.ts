@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from './database.ts';
+import type { NewHistoryEntry } from '../domain/history-entry.ts';
 import { updateTurn, type TurnRecord } from './turns.ts';
-import { insertHistoryTurn, nextHistoryIndex, type HistoryTurnRecord } from './history.ts';
+import { appendHistoryEntry } from './history.ts';
 import { encodeStoredText } from './text-codec.ts';
 
 export interface SessionChanges {
   sessionId: string;
   updatedAt: string;
-  usage: { input: number; output: number; cached: number } | null;
   /** a derived title, set only while the title is not manual */
   derivedTitle: string | null;
 }
@@ -16,15 +16,15 @@ export interface SessionChanges {
 export const FINALIZE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1000];
 
 /**
- * Ends a turn durably in one transaction: its history entry (at the next index of the session,
- * read inside the transaction), its terminal state, and the session's usage counters, updatedAt
- * and derived title. Either all of it is written or none. A failed attempt is retried after each
- * of `retryDelaysMs`; the last failure is thrown.
+ * Ends a turn durably in one transaction: its history entry (appended with its usage, see
+ * appendHistoryEntry), its terminal state, and the session's updatedAt and derived title. Either
+ * all of it is written or none. A failed attempt is retried after each of `retryDelaysMs`; the
+ * last failure is thrown.
  */
 export async function finalizeTurn(
   db: Db,
   turn: TurnRecord,
-  history: Omit<HistoryTurnRecord, 'index'> | null,
+  history: NewHistoryEntry,
   session: SessionChanges,
   retryDelaysMs: readonly number[] = FINALIZE_RETRY_DELAYS_MS,
 ): Promise<void> {
@@ -39,20 +39,11 @@ export async function finalizeTurn(
   }
 }
 
-async function writeFinalState(db: Db, turn: TurnRecord, history: Omit<HistoryTurnRecord, 'index'> | null, session: SessionChanges): Promise<void> {
+async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    if (history) await insertHistoryTurn(trx, session.sessionId, { ...history, index: await nextHistoryIndex(trx, session.sessionId) });
+    await appendHistoryEntry(trx, session.sessionId, history);
     await updateTurn(trx, turn);
-    let update = trx.updateTable('sessions').set({ updated_at: session.updatedAt }).where('id', '=', session.sessionId);
-    if (session.usage) {
-      const usage = session.usage;
-      update = update.set((eb) => ({
-        usage_input: eb('usage_input', '+', usage.input),
-        usage_output: eb('usage_output', '+', usage.output),
-        usage_cached: eb('usage_cached', '+', usage.cached),
-      }));
-    }
-    await update.execute();
+    await trx.updateTable('sessions').set({ updated_at: session.updatedAt }).where('id', '=', session.sessionId).execute();
     if (session.derivedTitle !== null) {
       await trx.updateTable('sessions').set({ title: encodeStoredText(session.derivedTitle) }).where('id', '=', session.sessionId).where('title_is_manual', '=', 0).execute();
     }

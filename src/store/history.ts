@@ -1,39 +1,43 @@
 import type { Db } from './database.ts';
 import type { HistoryTurnsTable } from './schema.ts';
-import type { CanonicalItem } from '../agent/providers/types.ts';
+import type { CanonicalItem } from '../domain/canonical-item.ts';
+import type { HistoryEffect, HistoryEntry, NewHistoryEntry } from '../domain/history-entry.ts';
+import type { UsageCounters } from '../domain/usage.ts';
+import { addSessionUsage } from './sessions.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
 
-export type HistoryEffect = 'append' | 'replace' | 'reset';
+/*
+ * A session's history: entries at dense indices from 0. Every query seeks the primary key
+ * (session_id, idx), so its cost follows the number of entries read, not the length of the session.
+ */
 
-export interface HistoryUsage {
-  input: number;
-  output: number;
-  cached: number;
+/**
+ * The one way an entry joins a session's history: at the next index, read inside the transaction
+ * that inserts it, with its usage added to the session's counters in that same transaction. Joins
+ * the caller's transaction, or opens its own. Two appends racing on one session cannot share an
+ * index: the later one fails on the primary key. Returns the index given.
+ */
+export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry): Promise<number> {
+  if (!db.isTransaction) return db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry));
+  const index = await nextHistoryIndex(db, sessionId);
+  await insertHistoryEntry(db, sessionId, { ...entry, index });
+  if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
+  return index;
 }
 
-export interface HistoryTurnRecord {
-  index: number;
-  turnId: string | null;
-  at: string;
-  userText: string;
-  assistantText: string | null;
-  error: string | null;
-  responseId: string | null;
-  effect: HistoryEffect;
-  items: CanonicalItem[];
-  displayItems: unknown[];
-  usage: HistoryUsage | null;
-  providerTelemetry: unknown;
+/** Writes an entry at the index it carries, touching nothing else (tests and benchmarks seed with it). */
+export async function insertHistoryEntry(db: Db, sessionId: string, entry: HistoryEntry): Promise<void> {
+  await db.insertInto('history_turns').values(toRow(sessionId, entry)).execute();
 }
 
-/** The index after the newest turn (the count, since indices are dense from 0). */
+/** The index after the newest entry (the count, since indices are dense from 0). */
 export async function nextHistoryIndex(db: Db, sessionId: string): Promise<number> {
   const row = await db.selectFrom('history_turns').select((eb) => eb.fn.max<number>('idx').as('max')).where('session_id', '=', sessionId).executeTakeFirst();
   return row?.max === null || row?.max === undefined ? 0 : Number(row.max) + 1;
 }
 
-/** Turns with index in [from, to), oldest first. Uses the primary key range, never a scan. */
-export async function readHistoryRange(db: Db, sessionId: string, from: number, to: number): Promise<HistoryTurnRecord[]> {
+/** Entries with index in [from, to), oldest first. */
+export async function readHistoryRange(db: Db, sessionId: string, from: number, to: number): Promise<HistoryEntry[]> {
   if (to <= from) return [];
   const rows = await db
     .selectFrom('history_turns')
@@ -46,8 +50,22 @@ export async function readHistoryRange(db: Db, sessionId: string, from: number, 
   return rows.map(fromRow);
 }
 
+/** Up to `limit` entries with index below `below`, oldest first (a backward keyset seek, for pages). */
+export async function readHistoryBelow(db: Db, sessionId: string, below: number, limit: number): Promise<HistoryEntry[]> {
+  if (below <= 0 || limit <= 0) return [];
+  const rows = await db
+    .selectFrom('history_turns')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .where('idx', '<', below)
+    .orderBy('idx', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.reverse().map(fromRow);
+}
+
 /**
- * Index of the newest turn whose effect starts a new model context (replace or reset), or null.
+ * Index of the newest entry whose effect starts a new model context (replace or reset), or null.
  * One indexed lookup per effect: an `in (...)` filter makes SQLite walk the whole session.
  */
 export async function latestContextStart(db: Db, sessionId: string, below?: number): Promise<{ index: number; effect: HistoryEffect } | null> {
@@ -63,35 +81,31 @@ export async function latestContextStart(db: Db, sessionId: string, below?: numb
   return replace.index > reset.index ? replace : reset;
 }
 
-/** Index of the newest `reset` turn (the start of the current generation), or null. */
+/** Index of the newest `reset` entry (the start of the current generation), or null. */
 export async function latestReset(db: Db, sessionId: string): Promise<number | null> {
   const row = await db.selectFrom('history_turns').select('idx').where('session_id', '=', sessionId).where('effect', '=', 'reset').orderBy('idx', 'desc').limit(1).executeTakeFirst();
   return row ? Number(row.idx) : null;
 }
 
-export async function insertHistoryTurn(db: Db, sessionId: string, turn: HistoryTurnRecord): Promise<void> {
-  await db.insertInto('history_turns').values(toRow(sessionId, turn)).execute();
-}
-
-export function toRow(sessionId: string, turn: HistoryTurnRecord): HistoryTurnsTable {
+function toRow(sessionId: string, entry: HistoryEntry): HistoryTurnsTable {
   return {
     session_id: sessionId,
-    idx: turn.index,
-    turn_id: turn.turnId,
-    at: turn.at,
-    user_text: encodeStoredText(turn.userText),
-    assistant_text: encodeNullableStoredText(turn.assistantText),
-    error: encodeNullableStoredText(turn.error),
-    response_id: encodeNullableStoredText(turn.responseId),
-    effect: turn.effect,
-    items: JSON.stringify(turn.items),
-    display_items: JSON.stringify(turn.displayItems),
-    usage: turn.usage ? JSON.stringify(turn.usage) : null,
-    provider_telemetry: turn.providerTelemetry === null || turn.providerTelemetry === undefined ? null : JSON.stringify(turn.providerTelemetry),
+    idx: entry.index,
+    turn_id: entry.turnId,
+    at: entry.at,
+    user_text: encodeStoredText(entry.userText),
+    assistant_text: encodeNullableStoredText(entry.assistantText),
+    error: encodeNullableStoredText(entry.error),
+    response_id: encodeNullableStoredText(entry.responseId),
+    effect: entry.effect,
+    items: JSON.stringify(entry.items),
+    display_items: JSON.stringify(entry.displayItems),
+    usage: entry.usage ? JSON.stringify(entry.usage) : null,
+    provider_telemetry: entry.providerTelemetry === null || entry.providerTelemetry === undefined ? null : JSON.stringify(entry.providerTelemetry),
   };
 }
 
-export function fromRow(row: HistoryTurnsTable): HistoryTurnRecord {
+function fromRow(row: HistoryTurnsTable): HistoryEntry {
   return {
     index: Number(row.idx),
     turnId: row.turn_id,
@@ -103,7 +117,7 @@ export function fromRow(row: HistoryTurnsTable): HistoryTurnRecord {
     effect: row.effect as HistoryEffect,
     items: JSON.parse(row.items) as CanonicalItem[],
     displayItems: JSON.parse(row.display_items) as unknown[],
-    usage: row.usage ? (JSON.parse(row.usage) as HistoryUsage) : null,
+    usage: row.usage ? (JSON.parse(row.usage) as UsageCounters) : null,
     providerTelemetry: row.provider_telemetry ? JSON.parse(row.provider_telemetry) : null,
   };
 }

@@ -1,5 +1,4 @@
 import { type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import { historyContextStartsMigration } from './history-pages.ts';
 
 /** Versioned migrations, applied at start-up. Append only: never edit a released migration. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -81,7 +80,16 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
-  '0002_history_context_starts': historyContextStartsMigration,
+  /*
+   * Lets the newest `reset` (generationStart) and `replace` entry be found by an index seek.
+   * Without it the database walks the session's entries backwards until it meets one, which
+   * grows with the session.
+   */
+  '0002_history_context_starts': {
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('history_turns_context_starts').on('history_turns').columns(['session_id', 'effect', 'idx']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,5 +1,6 @@
 import type { Db } from './database.ts';
 import type { SessionsTable } from './schema.ts';
+import type { UsageCounters } from '../domain/usage.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 
 export interface SessionRecord {
@@ -16,7 +17,7 @@ export interface SessionRecord {
   title: string;
   titleIsManual: boolean;
   archived: boolean;
-  usage: { input: number; output: number; cached: number };
+  usage: UsageCounters;
   repository: { url: string; ref: string | null } | null;
   ownsCheckout: boolean;
   planMode: boolean;
@@ -74,6 +75,19 @@ export async function updateSessionFields(
   if (fields.updatedAt !== undefined) row.updated_at = fields.updatedAt;
   if (fields.ownsCheckout !== undefined) row.owns_checkout = fields.ownsCheckout ? 1 : 0;
   await db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute();
+}
+
+/** Adds a model's spending to the session's counters (history appends do, with their entry). */
+export async function addSessionUsage(db: Db, id: string, usage: UsageCounters): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set((eb) => ({
+      usage_input: eb('usage_input', '+', usage.input),
+      usage_output: eb('usage_output', '+', usage.output),
+      usage_cached: eb('usage_cached', '+', usage.cached),
+    }))
+    .where('id', '=', id)
+    .execute();
 }
 
 /** The oldest session of the boundary working in `cwd`, if any. */

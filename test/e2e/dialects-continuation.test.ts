@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitForTurn, type TestServer } from '../support/server.ts';
 import { fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider, type FakeStep } from '../support/fake-provider.ts';
-import { insertHistoryTurn, readHistoryRange } from '../../src/store/history.ts';
+import { insertHistoryEntry, readHistoryRange } from '../../src/store/history.ts';
 
 const QUESTION = 'What do the notes say?';
 const THINKING = 'The notes file should hold the answer.';
@@ -57,7 +57,7 @@ describe('a history written by one dialect, continued by another', () => {
   /** The store copy that stands in for "fork with another model". */
   async function continueIn(model: string, effort: string, fromSessionId: string): Promise<string> {
     const sessionId = await newSession(model, effort);
-    for (const turn of await readHistoryRange(db(), fromSessionId, 0, 100)) await insertHistoryTurn(db(), sessionId, turn);
+    for (const turn of await readHistoryRange(db(), fromSessionId, 0, 100)) await insertHistoryEntry(db(), sessionId, turn);
     return sessionId;
   }
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { BackendKind } from '../support/backends.ts';
 import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { insertHistoryTurn, type HistoryEffect, type HistoryTurnRecord } from '../../src/store/history.ts';
+import type { HistoryEffect, HistoryEntry } from '../../src/domain/history-entry.ts';
+import { insertHistoryEntry } from '../../src/store/history.ts';
 
 export interface Harness {
   fake: FakeProvider;
@@ -41,7 +42,7 @@ export async function startHarness(backend: BackendKind, options: { contextWindo
     async insertTurns(sessionId, from, count, effect = () => 'append') {
       const db = server.server.store.db;
       await db.transaction().execute(async (trx) => {
-        for (let index = from; index < from + count; index++) await insertHistoryTurn(trx, sessionId, storedTurn(index, effect(index)));
+        for (let index = from; index < from + count; index++) await insertHistoryEntry(trx, sessionId, storedTurn(index, effect(index)));
       });
     },
     async close() {
@@ -51,7 +52,7 @@ export async function startHarness(backend: BackendKind, options: { contextWindo
   };
 }
 
-export function storedTurn(index: number, effect: HistoryEffect = 'append'): HistoryTurnRecord {
+export function storedTurn(index: number, effect: HistoryEffect = 'append'): HistoryEntry {
   const user = `question ${index}`;
   const answer = `answer ${index}`;
   return {

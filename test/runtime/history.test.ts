@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
 import { waitForStatus, waitForTurn } from '../support/server.ts';
-import { insertHistoryTurn } from '../../src/store/history.ts';
+import { insertHistoryEntry } from '../../src/store/history.ts';
 import { startHarness, storedTurn, type Harness } from './history-support.ts';
 
 for (const backend of BACKENDS) {
@@ -110,7 +110,7 @@ for (const backend of BACKENDS) {
         ...Array.from({ length: 6 }, (_, n) => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `${n}`.repeat(16_000) }] })),
       ];
       turn.displayItems = [{ type: 'message', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'partial' }] }];
-      await insertHistoryTurn(h.server.server.store.db, session.id, turn);
+      await insertHistoryEntry(h.server.server.store.db, session.id, turn);
       const [entry] = (await h.page(session.id)).data;
       assert.equal(entry.turn.userText.length, 16_383);
       assert.equal(entry.turn.items[0].encrypted_content, '<redacted>');

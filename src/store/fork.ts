@@ -1,0 +1,26 @@
+import { sql } from 'kysely';
+import type { Db } from './database.ts';
+import { insertSession, type SessionRecord } from './sessions.ts';
+
+const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 'error', 'response_id', 'effect', 'items', 'display_items', 'usage', 'provider_telemetry'] as const;
+
+/**
+ * Creates a forked session and copies the parent's history entries 0..through (inclusive) under
+ * the same indices, all in one transaction. Rows are copied inside the database, never decoded.
+ */
+export async function insertForkedSession(db: Db, boundaryId: string, child: SessionRecord, parentId: string, through: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await insertSession(trx, boundaryId, child);
+    await trx
+      .insertInto('history_turns')
+      .columns(['session_id', ...HISTORY_COLUMNS])
+      .expression((eb) =>
+        eb
+          .selectFrom('history_turns')
+          .select([sql<string>`cast(${child.id} as text)`.as('session_id'), ...HISTORY_COLUMNS])
+          .where('session_id', '=', parentId)
+          .where('idx', '<=', through),
+      )
+      .execute();
+  });
+}
