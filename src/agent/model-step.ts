@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProviderError, type CanonicalItem, type Completion, type ModelRequest, type ProviderAdapter, type ToolKind, type Usage } from './providers/types.ts';
+import { ProviderError, type CanonicalItem, type Completion, type ModelRequest, type ProviderAdapter, type ProviderEvent, type ToolKind, type Usage } from './providers/types.ts';
 
 /** What the agent loop is told while a step streams; the runtime turns these into SSE events. */
 export interface StepListener {
@@ -27,9 +27,25 @@ export interface RetryPolicy {
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** an attempt whose stream yields nothing for this long is aborted as `stalled` and retried */
+  stallTimeoutMs?: number;
+  /** characters of text, reasoning and tool arguments one attempt may stream before it is refused */
+  maxOutputChars?: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 60_000 };
+/** `--model-stall-timeout` default: 120 s. */
+export const DEFAULT_STALL_TIMEOUT_MS = 120_000;
+/**
+ * About four times the largest output window of current models (128k tokens ≈ 512k characters):
+ * a step past it is a runaway stream, not an answer.
+ */
+export const MAX_STEP_OUTPUT_CHARS = 2_000_000;
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 60_000, stallTimeoutMs: DEFAULT_STALL_TIMEOUT_MS, maxOutputChars: MAX_STEP_OUTPUT_CHARS };
+
+/** The typed reasons this module gives a failed attempt (ProviderError.code). */
+export const STALLED = 'stalled';
+export const OUTPUT_LIMIT = 'output_limit';
 
 /** The partial text of a step that failed for good, so the turn can show it in displayItems. */
 export class StepFailure extends Error {
@@ -53,20 +69,31 @@ export async function runModelStep(
   retry: RetryPolicy = DEFAULT_RETRY,
 ): Promise<StepResult> {
   const discardedText: string[] = [];
+  const stallTimeoutMs = retry.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  const maxOutputChars = retry.maxOutputChars ?? MAX_STEP_OUTPUT_CHARS;
   let apiDurationMs = 0;
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     const items: CanonicalItem[] = [];
     const argumentsByCall = new Map<string, { name: string; kind: ToolKind; text: string }>();
     let text = '';
+    let outputChars = 0;
+    const countOutput = (delta: string) => {
+      outputChars += delta.length;
+      if (outputChars > maxOutputChars) {
+        throw new ProviderError(adapter.dialect, null, OUTPUT_LIMIT, `${OUTPUT_LIMIT}: the model streamed more than ${maxOutputChars} characters in one step`, false, null);
+      }
+    };
     try {
-      for await (const event of adapter.stream(request, signal)) {
+      for await (const event of watched(adapter, request, signal, stallTimeoutMs)) {
         switch (event.type) {
           case 'text.delta':
+            countOutput(event.text);
             text += event.text;
             listener.textDelta(event.text);
             break;
           case 'reasoning.delta':
+            countOutput(event.text);
             listener.reasoningDelta(event.text);
             break;
           case 'tool.started':
@@ -74,6 +101,7 @@ export async function runModelStep(
             listener.toolStarted(event.callId, event.name, event.kind);
             break;
           case 'tool.arguments.delta': {
+            countOutput(event.delta);
             const call = argumentsByCall.get(event.callId);
             if (!call) break;
             call.text += event.delta;
@@ -100,6 +128,62 @@ export async function runModelStep(
       await sleep(delayMs, undefined, { signal });
     }
   }
+}
+
+/**
+ * One attempt's stream under the stall watchdog: when the adapter yields nothing for
+ * `stallTimeoutMs` (slow first byte included), the attempt's own request is aborted and the
+ * attempt fails as `stalled`, retryable. The race does not trust the adapter to notice the abort.
+ */
+async function* watched(adapter: ProviderAdapter, request: ModelRequest, turnSignal: AbortSignal, stallTimeoutMs: number): AsyncGenerator<ProviderEvent> {
+  const attempt = new AbortController();
+  const stopAttempt = () => attempt.abort(turnSignal.reason);
+  turnSignal.addEventListener('abort', stopAttempt, { once: true });
+  const iterator = adapter.stream(request, attempt.signal)[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      const next = await nextWithin(iterator, stallTimeoutMs, attempt.signal);
+      if (next === STALL) {
+        const seconds = Math.round(stallTimeoutMs / 100) / 10;
+        const stalled = new ProviderError(adapter.dialect, null, STALLED, `${STALLED}: the model stream sent nothing for ${seconds} s`, true, null);
+        attempt.abort(stalled);
+        throw stalled;
+      }
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    turnSignal.removeEventListener('abort', stopAttempt);
+    if (!finished) {
+      attempt.abort(turnSignal.reason ?? new Error('the attempt was abandoned'));
+      // A hung adapter may never settle its return(); it is not awaited.
+      void iterator.return?.().catch(() => {});
+    }
+  }
+}
+
+const STALL = Symbol('stall');
+
+function nextWithin<T>(iterator: AsyncIterator<T>, timeoutMs: number, signal: AbortSignal): Promise<IteratorResult<T> | typeof STALL> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => settle(() => resolve(STALL)), timeoutMs);
+    const onAbort = () => settle(() => reject(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    let settled = false;
+    function settle(action: () => void) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      action();
+    }
+    iterator.next().then((result) => settle(() => resolve(result)), (error: unknown) => settle(() => reject(error)));
+  });
 }
 
 /**

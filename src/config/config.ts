@@ -14,6 +14,8 @@ export interface Limits {
   maxEventSubscribersPerTenant: number;
   eventReplayLimit: number;
   maximumRequestBytes: number;
+  /** --model-stall-timeout in milliseconds */
+  modelStallTimeoutMs: number;
 }
 
 export interface Config {
@@ -75,6 +77,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
     maxEventSubscribersPerTenant: 0,
     eventReplayLimit: integerFlag(flags, 'event-replay-limit', 1000, 1),
     maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes', 33554432, 1),
+    modelStallTimeoutMs: integerFlag(flags, 'model-stall-timeout', 120, 1, 86_400) * 1000,
   };
   limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', 2, limits.maxConcurrentTurns, 'max-concurrent-turns');
   limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', 25, limits.maxQueuedTurns, 'max-queued-turns');

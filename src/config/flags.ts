@@ -29,6 +29,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'max-event-subscribers-per-tenant', kind: 'integer', help: 'SSE connections per tenant', defaultText: '8' },
   { name: 'event-replay-limit', kind: 'integer', help: 'events retained per access boundary', defaultText: '1000' },
   { name: 'maximum-request-bytes', kind: 'integer', help: 'maximum encoded request body', defaultText: '33554432' },
+  { name: 'model-stall-timeout', kind: 'integer', help: 'seconds a model stream may stay silent before it is aborted and retried', defaultText: '120' },
   { name: 'state-dir', kind: 'string', help: 'SQLite file and server state', defaultText: '$XDG_STATE_HOME/agentd or ~/.local/state/agentd' },
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },
   { name: 'models-file', kind: 'string', help: 'model catalog (JSON)', defaultText: '<state dir>/models.json if present' },

@@ -30,7 +30,11 @@ export type FakeStep =
   /** HTTP 200, maybe some text, then the socket is destroyed. */
   | { kind: 'drop'; afterText?: string }
   /** HTTP 200 and the opening frames, then silence until the client aborts or the fake closes. */
-  | { kind: 'hang'; afterText?: string };
+  | { kind: 'hang'; afterText?: string }
+  /** Nothing at all (no status line) for `delayMs`, then a complete reply. */
+  | ({ kind: 'slow-first-byte'; delayMs: number } & ScriptedReply)
+  /** HTTP 200 and text deltas of `chunk` (no whitespace: one delta each) until the client goes away. */
+  | { kind: 'endless'; chunk?: string };
 
 export interface FakeRequest {
   method: string;
@@ -159,6 +163,29 @@ function answer(step: FakeStep, dialect: WireDialect, body: any, id: string, res
       response.writeHead(200, SSE_HEADERS);
       response.write(wire.partial(step.afterText, context).join(''));
       return;
+    case 'slow-first-byte': {
+      openStreams.add(response);
+      response.on('close', () => openStreams.delete(response));
+      const timer = setTimeout(() => {
+        if (!response.destroyed) sendRaw(response, 200, SSE_HEADERS, wire.reply(step, context).join(''));
+      }, step.delayMs);
+      response.on('close', () => clearTimeout(timer));
+      return;
+    }
+    case 'endless':
+      return void streamEndlessly(response, wire.partial(step.chunk ?? 'x'.repeat(16_384), context), openStreams);
+  }
+}
+
+/** The partial's opening frames, then its last (text delta) frame again and again, with backpressure. */
+async function streamEndlessly(response: ServerResponse, partial: string[], openStreams: Set<ServerResponse>): Promise<void> {
+  openStreams.add(response);
+  response.on('close', () => openStreams.delete(response));
+  response.writeHead(200, SSE_HEADERS);
+  response.write(partial.slice(0, -1).join(''));
+  const delta = partial.at(-1)!;
+  while (!response.destroyed) {
+    if (!response.write(delta)) await new Promise((resolve) => response.once('drain', resolve).once('close', resolve));
   }
 }
 
