@@ -1,0 +1,135 @@
+import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
+import { AgentdError } from './errors.ts';
+import type { AgentdEvent, ReplayReset, StreamItem } from './event-types.ts';
+import type { Transport } from './transport.ts';
+import { abortableDelay, linkedController } from './timing.ts';
+
+export interface EventsOptions {
+  /** resume after this id (the last one you applied); absent: live events only */
+  lastEventId?: number | null;
+  /** only this session's events (ids and replay rules stay those of the whole stream) */
+  sessionId?: string;
+  signal?: AbortSignal;
+  /** reconnect delays: doubling from initialMs up to maxMs, jittered (default 250 ms → 5 s) */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** no byte for this long (keep-alives come every 15 s) counts as a dropped connection; default 45 s */
+  idleTimeoutMs?: number;
+  /** each time a connection is established */
+  onOpen?: () => void;
+  /** each time a dropped connection is about to be retried */
+  onReconnect?: (info: { attempt: number; delayMs: number; reason: unknown }) => void;
+}
+
+/** An async iterator of events that survives dropped connections; `close()` or the signal ends it. */
+export interface EventSubscription extends AsyncIterableIterator<StreamItem> {
+  /** the id of the last event handed out: persist it once you applied that event */
+  readonly lastEventId: number | null;
+  close(): void;
+}
+
+/**
+ * GET /v1/events with reconnects: after a drop it waits (backoff, or Retry-After on 429/503) and
+ * asks again with `Last-Event-ID`, and drops any id at or below the last one handed out, so no
+ * event is yielded twice or out of order. Errors that retrying cannot fix (401, 400) end it.
+ */
+export function subscribeToEvents(transport: Transport, options: EventsOptions = {}): EventSubscription {
+  const controller = linkedController(options.signal);
+  let lastEventId = options.lastEventId ?? null;
+  const initialMs = options.backoff?.initialMs ?? 250;
+  const maxMs = options.backoff?.maxMs ?? 5_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
+
+  async function* run(): AsyncGenerator<StreamItem> {
+    let attempt = 0;
+    while (!controller.signal.aborted) {
+      let reason: unknown;
+      let retryAfterMs: number | null = null;
+      try {
+        for await (const message of connect()) {
+          attempt = 0;
+          if (message.event === 'replay.reset') {
+            yield { type: 'replay.reset', data: JSON.parse(message.data) as ReplayReset['data'] };
+            continue;
+          }
+          const id = Number(message.id);
+          if (!Number.isSafeInteger(id) || (lastEventId !== null && id <= lastEventId)) continue;
+          const event = JSON.parse(message.data) as AgentdEvent;
+          lastEventId = id;
+          yield event;
+        }
+        reason = new Error('the event stream ended');
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        if (error instanceof AgentdError && !isRetryableStatus(error.status)) throw error;
+        reason = error;
+        if (error instanceof AgentdError && error.retryAfterSeconds !== null) retryAfterMs = error.retryAfterSeconds * 1000;
+      }
+      attempt += 1;
+      const exponential = Math.min(maxMs, initialMs * 2 ** (attempt - 1));
+      const delayMs = retryAfterMs ?? Math.round(exponential / 2 + (Math.random() * exponential) / 2);
+      options.onReconnect?.({ attempt, delayMs, reason });
+      if (!(await abortableDelay(delayMs, controller.signal))) return;
+    }
+  }
+
+  async function* connect(): AsyncGenerator<EventSourceMessage> {
+    const connection = linkedController(controller.signal);
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (lastEventId !== null) headers['last-event-id'] = String(lastEventId);
+    const url = transport.urlOf('/v1/events', {}, { sessionId: options.sessionId });
+    let idleTimer: ReturnType<typeof setTimeout> | undefined;
+    const armIdleTimer = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => connection.abort(new Error('the event stream went silent')), idleTimeoutMs);
+    };
+    try {
+      armIdleTimer();
+      const response = await transport.send('GET', url, { headers, signal: connection.signal });
+      if (!response.ok) throw await AgentdError.fromResponse(response);
+      if (!response.body) throw new Error('the event stream has no body');
+      options.onOpen?.();
+      const messages = response.body
+        .pipeThrough(new TextDecoderStream())
+        .pipeThrough(new EventSourceParserStream({ onComment: armIdleTimer }))
+        .getReader();
+      try {
+        for (;;) {
+          const { done, value } = await messages.read();
+          if (done) return;
+          armIdleTimer();
+          yield value;
+        }
+      } finally {
+        messages.cancel().catch(() => undefined);
+      }
+    } finally {
+      clearTimeout(idleTimer);
+      connection.abort();
+    }
+  }
+
+  const iterator = run();
+  return {
+    get lastEventId() {
+      return lastEventId;
+    },
+    next: () => iterator.next(),
+    return: (value?: unknown) => {
+      controller.abort();
+      return iterator.return(value as StreamItem);
+    },
+    throw: (error?: unknown) => iterator.throw(error),
+    close: () => {
+      controller.abort();
+      void iterator.return(undefined as unknown as StreamItem);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/** A dropped connection, a stopping server (503) or a subscriber limit (429) may pass; 4xx will not. */
+function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
