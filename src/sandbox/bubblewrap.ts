@@ -1,22 +1,32 @@
 /**
- * Bubblewrap invocations, built as plain argv so that every confinement the server runs (the
- * host's unattended commands today, a per-tenant sandbox runner later) is one reviewed list of
- * flags. Two views of the file system:
+ * Bubblewrap invocations, built as plain argv so that every confinement the server runs is one
+ * reviewed list of flags. Three views of the file system:
  *
- *   read-only  an empty root with only the system entries and the visible paths bound read-only,
- *              a private /tmp (also HOME), no network
- *   writable   the host's own file system, writable, with the network shared
+ *   read-only  (the host's unattended commands) an empty root with only the system entries and the
+ *              visible paths bound read-only, a private /tmp (also HOME), no network
+ *   writable   (the host's approved commands) the host's own file system, writable, with the
+ *              network shared
+ *   tenant     (bin/agentd-sandbox) an empty root with the system entries read-only, the host's
+ *              identity files replaced by generated ones, the workspace writable at /workspace, a
+ *              new user namespace mapping the guest uid to the server's, no capabilities; the
+ *              network namespace is the tenant's, joined before bwrap runs
  *
- * Both get new PID, IPC, UTS and cgroup namespaces with a fresh /proc (no host process, no /proc
- * of the server), the hidden paths masked, a new session (no TIOCSTI into the server's terminal),
- * death with the parent, and exactly the environment given (--clearenv, then --setenv each).
+ * All get new PID, IPC, UTS and cgroup namespaces with a fresh /proc (no host process, no /proc
+ * of the server), a new session (no TIOCSTI into the server's terminal), death with the parent,
+ * and exactly the environment given (--clearenv, then --setenv each).
  */
-import type { SystemEntry } from './system-paths.ts';
+import { join } from 'node:path';
+import { GUEST_HOME, GUEST_WORKSPACE } from './protocol.ts';
+import { GENERATED_ETC_FILES, GUEST_GID, GUEST_UID } from './runner/guest-files.ts';
+import { HOST_IDENTITY_ETC_ENTRIES, type SystemEntry } from './system-paths.ts';
 
 export const DEFAULT_BUBBLEWRAP_PATH = '/usr/bin/bwrap';
 
 /** The private scratch directory of the read-only view; HOME and TMPDIR point at it. */
 export const CONFINED_SCRATCH = '/tmp';
+
+/** The tenant view's hostname, whatever the host's. */
+export const GUEST_HOSTNAME = 'sandbox';
 
 export interface HiddenPath {
   path: string;
@@ -24,19 +34,42 @@ export interface HiddenPath {
   directory: boolean;
 }
 
-export interface BubblewrapInvocation {
+interface CommandSpec {
   command: readonly string[];
-  /** canonical; must lie inside a visible path in the read-only view */
+  /** canonical host path in the host views (inside a visible path in the read-only one), a guest path in the tenant view */
   cwd: string;
   env: Readonly<Record<string, string>>;
-  writable: boolean;
-  /** read-only view: the directories shown besides the system entries (the workspace roots) */
+}
+
+export interface ReadOnlyHostView extends CommandSpec {
+  view: 'read-only';
+  /** the directories shown besides the system entries (the workspace roots) */
   visible: readonly string[];
-  /** masked in both views, e.g. the server's state dir, token file and models file */
+  /** masked where visible, e.g. the server's state dir, token file and models file */
   hidden: readonly HiddenPath[];
-  /** read-only view: what /usr, /bin, /lib*, /etc/… look like on this host */
+  /** what /usr, /bin, /lib*, /etc/… look like on this host */
   system: readonly SystemEntry[];
 }
+
+export interface WritableHostView extends CommandSpec {
+  view: 'writable';
+  /** workspace roots; bound back only where one lies inside a hidden path */
+  visible: readonly string[];
+  hidden: readonly HiddenPath[];
+}
+
+export interface TenantView extends CommandSpec {
+  view: 'tenant';
+  /** host directory shown writable at /workspace */
+  workspace: string;
+  /** host directory shown writable at HOME, or null for a fresh tmpfs per command */
+  home: string | null;
+  /** directory holding the generated passwd, group, hosts and resolv.conf */
+  generatedEtc: string;
+  system: readonly SystemEntry[];
+}
+
+export type BubblewrapInvocation = ReadOnlyHostView | WritableHostView | TenantView;
 
 const NAMESPACES = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
 const LIFETIME = ['--die-with-parent', '--new-session'];
@@ -44,33 +77,56 @@ const LIFETIME = ['--die-with-parent', '--new-session'];
 /** The arguments after the bwrap program, ending with `--` and the command. */
 export function bubblewrapArguments(invocation: BubblewrapInvocation): string[] {
   const args = [...NAMESPACES, ...LIFETIME];
-  if (invocation.writable) {
-    args.push('--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc');
-  } else {
-    args.push('--unshare-net', '--proc', '/proc', '--dev', '/dev');
-    for (const entry of invocation.system) {
-      if (entry.symlink === null) args.push('--ro-bind', entry.path, entry.path);
-      else args.push('--symlink', entry.symlink, entry.path);
-    }
+  let env = invocation.env;
+  switch (invocation.view) {
+    case 'read-only':
+      args.push('--unshare-net', '--proc', '/proc', '--dev', '/dev', ...systemMounts(invocation.system), ...layeredMounts(invocation));
+      env = { ...env, HOME: CONFINED_SCRATCH, TMPDIR: CONFINED_SCRATCH };
+      break;
+    case 'writable':
+      args.push('--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', ...layeredMounts(invocation));
+      break;
+    case 'tenant':
+      args.push(...tenantIdentity(), '--proc', '/proc', '--dev', '/dev', ...tenantMounts(invocation));
+      break;
   }
-  args.push(...layeredMounts(invocation));
   args.push('--clearenv');
-  const env = invocation.writable ? invocation.env : { ...invocation.env, HOME: CONFINED_SCRATCH, TMPDIR: CONFINED_SCRATCH };
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
   args.push('--chdir', invocation.cwd, '--', ...invocation.command);
   return args;
 }
 
+function systemMounts(system: readonly SystemEntry[]): string[] {
+  return system.flatMap((entry) => (entry.symlink === null ? ['--ro-bind', entry.path, entry.path] : ['--symlink', entry.symlink, entry.path]));
+}
+
+/** A user namespace in which the command is the unprivileged guest user, mapped to the server's uid outside. */
+function tenantIdentity(): string[] {
+  return ['--unshare-user', '--uid', String(GUEST_UID), '--gid', String(GUEST_GID), '--hostname', GUEST_HOSTNAME, '--cap-drop', 'ALL'];
+}
+
+function tenantMounts(view: TenantView): string[] {
+  const system = view.system.filter((entry) => !HOST_IDENTITY_ETC_ENTRIES.includes(entry.path));
+  return [
+    ...systemMounts(system),
+    ...GENERATED_ETC_FILES.flatMap((name) => ['--ro-bind', join(view.generatedEtc, name), join('/etc', name)]),
+    '--tmpfs', '/tmp',
+    ...(view.home ? ['--bind', view.home, GUEST_HOME] : ['--tmpfs', GUEST_HOME]),
+    '--bind', view.workspace, GUEST_WORKSPACE,
+  ];
+}
+
 /**
- * The mounts that may nest inside one another (scratch, workspace roots, masks), outermost first:
- * a mask inside a root is laid over the root, and a root inside a masked directory is bound back
- * over the mask, so neither order of configuration hides the wrong thing.
+ * The host views' mounts that may nest inside one another (scratch, workspace roots, masks),
+ * outermost first: a mask inside a root is laid over the root, and a root inside a masked
+ * directory is bound back over the mask, so neither order of configuration hides the wrong thing.
  */
-function layeredMounts(invocation: BubblewrapInvocation): string[] {
+function layeredMounts(invocation: ReadOnlyHostView | WritableHostView): string[] {
+  const writable = invocation.view === 'writable';
   const mounts: { target: string; args: string[] }[] = [];
-  if (!invocation.writable) mounts.push({ target: CONFINED_SCRATCH, args: ['--tmpfs', CONFINED_SCRATCH] });
-  const bind = invocation.writable ? '--bind' : '--ro-bind';
-  const roots = invocation.writable ? invocation.visible.filter((root) => invocation.hidden.some((hidden) => isInside(root, hidden.path))) : invocation.visible;
+  if (!writable) mounts.push({ target: CONFINED_SCRATCH, args: ['--tmpfs', CONFINED_SCRATCH] });
+  const bind = writable ? '--bind' : '--ro-bind';
+  const roots = writable ? invocation.visible.filter((root) => invocation.hidden.some((hidden) => isInside(root, hidden.path))) : invocation.visible;
   for (const root of roots) mounts.push({ target: root, args: [bind, root, root] });
   for (const hidden of maskedIn(invocation)) {
     mounts.push({ target: hidden.path, args: hidden.directory ? ['--tmpfs', hidden.path] : ['--ro-bind', '/dev/null', hidden.path] });
@@ -80,8 +136,8 @@ function layeredMounts(invocation: BubblewrapInvocation): string[] {
 }
 
 /** In the read-only view only what lies inside a bound path can be seen, so only that needs a mask. */
-function maskedIn(invocation: BubblewrapInvocation): readonly HiddenPath[] {
-  if (invocation.writable) return invocation.hidden;
+function maskedIn(invocation: ReadOnlyHostView | WritableHostView): readonly HiddenPath[] {
+  if (invocation.view === 'writable') return invocation.hidden;
   const bound = [...invocation.visible, ...invocation.system.filter((entry) => entry.symlink === null).map((entry) => entry.path)];
   return invocation.hidden.filter((hidden) => bound.some((path) => isInside(hidden.path, path)));
 }

@@ -20,15 +20,13 @@ export interface ConfinementSettings {
 export function createConfinedRunner(settings: ConfinementSettings, options: ProcessGroupOptions = {}): CommandRunner {
   return (request) => {
     const view = request.view ?? { writable: false, roots: [] };
-    const args = bubblewrapArguments({
-      command: request.argv,
-      cwd: request.cwd,
-      env: toolEnvironment(request.env),
-      writable: view.writable,
-      visible: view.roots,
-      hidden: hiddenPaths(settings.secretPaths),
-      system: settings.system,
-    });
+    const command = { command: request.argv, cwd: request.cwd, env: toolEnvironment(request.env) };
+    const hidden = hiddenPaths(settings.secretPaths);
+    const args = bubblewrapArguments(
+      view.writable
+        ? { view: 'writable', ...command, visible: view.roots, hidden }
+        : { view: 'read-only', ...command, visible: view.roots, hidden, system: settings.system },
+    );
     return runInProcessGroup({ ...request, argv: [settings.bubblewrapPath, ...args] }, options);
   };
 }

@@ -42,7 +42,7 @@ export async function detectHostConfinement(options: HostConfinementOptions): Pr
 
 /** Runs a confined `true` in the read-only view; null when it worked, else why not. */
 export function probeBubblewrap(bubblewrapPath: string, system: readonly SystemEntry[]): Promise<string | null> {
-  const args = bubblewrapArguments({ command: ['true'], cwd: '/', env: toolEnvironment(), writable: false, visible: [], hidden: [], system });
+  const args = bubblewrapArguments({ view: 'read-only', command: ['true'], cwd: '/', env: toolEnvironment(), visible: [], hidden: [], system });
   return new Promise((resolve) => {
     execFile(bubblewrapPath, args, { env: toolEnvironment(), timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
       if (!error) resolve(null);

@@ -1,7 +1,7 @@
 /**
- * The parts of the host a confined command sees besides the workspace: the system directories
- * programs and libraries live in, and a curated /etc. The /etc list names what ordinary read-only
- * tools need (user and host names, the dynamic linker, locales, time zones, certificates, shell
+ * The parts of the host a confined command sees besides the workspace, in both the host's
+ * read-only view and the tenant sandbox: the system directories programs and libraries live in,
+ * and one curated /etc. The /etc list names what ordinary tools need (user and host names, the dynamic linker, locales, time zones, certificates, shell
  * start-up files, git's system config) and leaves out everything else by default: shadow,
  * gshadow, sudoers, ssh host keys, /etc/ssl/private, Kerberos keytabs, /etc/environment and
  * application configs that may hold credentials.
@@ -20,6 +20,9 @@ export const ETC_ENTRIES = [
   'gitconfig', 'mime.types', 'magic', 'magic.mime', 'manpath.config',
   'ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-certificates.conf', 'pki/tls/certs',
 ].map((entry) => `/etc/${entry}`);
+
+/** The host's own accounts, names and resolver: the tenant view shows generated ones instead (or none). */
+export const HOST_IDENTITY_ETC_ENTRIES: readonly string[] = ['passwd', 'group', 'hosts', 'hostname', 'resolv.conf'].map((entry) => `/etc/${entry}`);
 
 /** A host path shown in the confined view: bound read-only, or recreated as the same symlink. */
 export interface SystemEntry {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bubblewrapArguments, type BubblewrapInvocation } from '../../src/sandbox/bubblewrap.ts';
+import { bubblewrapArguments, type ReadOnlyHostView, type TenantView } from '../../src/sandbox/bubblewrap.ts';
 
 const SYSTEM = [
   { path: '/usr', symlink: null },
@@ -9,17 +9,21 @@ const SYSTEM = [
   { path: '/etc/localtime', symlink: '/usr/share/zoneinfo/UTC' },
 ];
 
-function invocation(overrides: Partial<BubblewrapInvocation> = {}): BubblewrapInvocation {
-  return {
+/** A read-only view, or the writable one with the same command, roots and masks. */
+function invocation({ writable = false, ...overrides }: Partial<Omit<ReadOnlyHostView, 'view'>> & { writable?: boolean } = {}) {
+  const readOnly: ReadOnlyHostView = {
+    view: 'read-only',
     command: ['ls', '-la'],
     cwd: '/work/project',
     env: { PATH: '/usr/bin', HOME: '/home/agentd', TMPDIR: '/var/tmp' },
-    writable: false,
     visible: ['/work'],
     hidden: [],
     system: SYSTEM,
     ...overrides,
   };
+  if (!writable) return readOnly;
+  const { system: _system, ...common } = readOnly;
+  return { ...common, view: 'writable' as const };
 }
 
 /** the flag sequences of an argv, e.g. ['--ro-bind', '/usr', '/usr'] */
@@ -90,4 +94,43 @@ test('the read-only view masks only what it would otherwise show', () => {
   assert.notEqual(indexOf(groups, '--ro-bind', '/dev/null', '/usr/local/etc/agentd-token'), -1, 'under /usr, so masked');
   const writable = flags(bubblewrapArguments(invocation({ hidden, writable: true })));
   assert.notEqual(indexOf(writable, '--tmpfs', '/home/agentd/.local/state/agentd'), -1);
+});
+
+function tenant(overrides: Partial<TenantView> = {}): TenantView {
+  return {
+    view: 'tenant',
+    command: ['make'],
+    cwd: '/workspace/src',
+    env: { PATH: '/usr/bin', HOME: '/home/agent' },
+    workspace: '/srv/tenants/acme/workspace',
+    home: null,
+    generatedEtc: '/tmp/agentd-sandbox-etc-1-x',
+    system: [...SYSTEM, { path: '/etc/hosts', symlink: null }, { path: '/etc/hostname', symlink: null }, { path: '/etc/ssl/certs', symlink: null }],
+    ...overrides,
+  };
+}
+
+test('the tenant view: the unprivileged guest in its own user namespace, no capabilities, its own hostname, the joined network kept', () => {
+  const groups = flags(bubblewrapArguments(tenant()));
+  for (const expected of [['--unshare-user'], ['--uid', '1000'], ['--gid', '1000'], ['--cap-drop', 'ALL'], ['--hostname', 'sandbox'], ['--unshare-pid'], ['--die-with-parent'], ['--new-session'], ['--proc', '/proc'], ['--dev', '/dev'], ['--tmpfs', '/tmp'], ['--chdir', '/workspace/src']]) {
+    assert.notEqual(indexOf(groups, ...expected), -1, expected.join(' '));
+  }
+  assert.equal(indexOf(groups, '--unshare-net'), -1, 'the tenant network namespace is joined before bwrap, not replaced');
+  const setenv = groups.filter((group) => group[0] === '--setenv').map((group) => `${group[1]}=${group[2]}`);
+  assert.deepEqual(setenv, ['PATH=/usr/bin', 'HOME=/home/agent'], 'exactly the guest environment');
+});
+
+test('the tenant view: the workspace writable at /workspace, the system read-only, the host identity files replaced by generated ones', () => {
+  const groups = flags(bubblewrapArguments(tenant()));
+  assert.notEqual(indexOf(groups, '--bind', '/srv/tenants/acme/workspace', '/workspace'), -1);
+  assert.deepEqual(groups.filter((group) => group[0] === '--bind' || group[0] === '--dev-bind'), [['--bind', '/srv/tenants/acme/workspace', '/workspace']], 'nothing else is writable');
+  assert.notEqual(indexOf(groups, '--ro-bind', '/usr', '/usr'), -1);
+  assert.notEqual(indexOf(groups, '--ro-bind', '/etc/ssl/certs', '/etc/ssl/certs'), -1);
+  for (const name of ['passwd', 'group', 'hosts', 'resolv.conf']) {
+    assert.notEqual(indexOf(groups, '--ro-bind', `/tmp/agentd-sandbox-etc-1-x/${name}`, `/etc/${name}`), -1, name);
+  }
+  for (const host of ['/etc/passwd', '/etc/hosts', '/etc/hostname']) assert.equal(indexOf(groups, '--ro-bind', host, host), -1, `${host} of the host`);
+  assert.notEqual(indexOf(groups, '--tmpfs', '/home/agent'), -1, 'a fresh HOME without --home');
+  const withHome = flags(bubblewrapArguments(tenant({ home: '/srv/tenants/acme/home' })));
+  assert.notEqual(indexOf(withHome, '--bind', '/srv/tenants/acme/home', '/home/agent'), -1);
 });

@@ -1,38 +1,31 @@
 /**
- * The sandbox's view of /etc: only what programs need to run (dynamic loader cache, TLS roots,
- * Debian's alternatives, time zones, service names), never the host's accounts, hosts or
- * credentials. passwd, group, hosts and resolv.conf are written fresh for the guest.
+ * Who the guest is: its user, its environment and the /etc files that describe it. The rest of
+ * /etc is the curated host list of system-paths.ts; the host's accounts, names and resolver are
+ * never shown, passwd, group, hosts and resolv.conf are written fresh for the guest.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GUEST_HOME } from '../protocol.ts';
 
 export const GUEST_UID = 1000;
 export const GUEST_GID = 1000;
 export const GUEST_USER = 'agent';
 
-/** Host /etc entries shown read-only when present. */
-export const HOST_ETC_ALLOWLIST = [
-  'alternatives',
-  'ca-certificates',
-  'ca-certificates.conf',
-  'ssl',
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'localtime',
-  'timezone',
-  'mime.types',
-  'protocols',
-  'services',
-  'nsswitch.conf',
-  'os-release',
-  'debian_version',
-  'bash.bashrc',
-  'inputrc',
-  'profile',
-  'gitconfig',
-];
+/** The guest's whole environment: nothing is inherited from the runner or the server. */
+export const GUEST_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze({
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  HOME: GUEST_HOME,
+  USER: GUEST_USER,
+  LOGNAME: GUEST_USER,
+  SHELL: '/bin/sh',
+  LANG: 'C.UTF-8',
+  TERM: 'dumb',
+  TMPDIR: '/tmp',
+  PAGER: 'cat',
+  GIT_PAGER: 'cat',
+  GIT_TERMINAL_PROMPT: '0',
+});
 
 export const GENERATED_ETC_FILES = ['passwd', 'group', 'hosts', 'resolv.conf'] as const;
 

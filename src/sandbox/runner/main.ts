@@ -9,7 +9,8 @@ import { parseArgs } from 'node:util';
 import { detectCgroupLayout } from '../cgroups/layout.ts';
 import { LimitError, SANDBOX_LIMITS } from '../cgroups/limits.ts';
 import { TenantCgroup } from '../cgroups/tenant-group.ts';
-import { encodeLine, GUEST_WORKSPACE, PROTOCOL_VERSION, type SandboxResponse } from '../protocol.ts';
+import { encodeLine, GUEST_HOME, GUEST_WORKSPACE, PROTOCOL_VERSION, type SandboxResponse } from '../protocol.ts';
+import { inspectSystemEntries } from '../system-paths.ts';
 import { writeGuestEtc } from './guest-files.ts';
 import { TenantNetwork } from './network.ts';
 import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
@@ -42,11 +43,11 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   if (!layout.ok) throw new Unavailable(layout.missing, layout.message);
   resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, SANDBOX_LIMITS);
   resources.network = await TenantNetwork.start(tools);
-  const etc = writeGuestEtc('/home/agent');
+  const etc = writeGuestEtc(GUEST_HOME);
   resources.removeEtc = etc.remove;
   const context: SandboxContext = {
     tools,
-    view: { workspace, home, generatedEtc: etc.directory },
+    layout: { workspace, home, generatedEtc: etc.directory, system: inspectSystemEntries() },
     cgroup: resources.cgroup,
     enterNetwork: resources.network.enterPrefix(tools),
   };

@@ -7,15 +7,19 @@
 import { spawn } from 'node:child_process';
 import type { ProcessOutcome } from '../protocol.ts';
 import type { TenantCgroup } from '../cgroups/tenant-group.ts';
-import { bwrapArguments, type SandboxView } from './bwrap-argv.ts';
+import { bubblewrapArguments, type TenantView } from '../bubblewrap.ts';
+import { GUEST_ENVIRONMENT } from './guest-files.ts';
 import type { Tools } from './tools.ts';
 
 /** `sh -c` script: write 0 (this shell) into each cgroup.procs given before `--`, then exec the rest. */
 const ENTER_CGROUP_THEN_EXEC = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"';
 
+/** What the tenant view shows, fixed when the runner starts. */
+export type TenantLayout = Pick<TenantView, 'workspace' | 'home' | 'generatedEtc' | 'system'>;
+
 export interface SandboxContext {
   tools: Tools;
-  view: SandboxView;
+  layout: TenantLayout;
   cgroup: TenantCgroup;
   /** argv prefix that joins the tenant's network namespace */
   enterNetwork: string[];
@@ -44,7 +48,7 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
     '--',
     ...context.enterNetwork,
     context.tools.bwrap,
-    ...bwrapArguments(context.view, spec.cwd, spec.argv),
+    ...bubblewrapArguments({ view: 'tenant', ...context.layout, command: spec.argv, cwd: spec.cwd, env: GUEST_ENVIRONMENT }),
   ];
   const child = spawn('/bin/sh', ['-c', ENTER_CGROUP_THEN_EXEC, 'sh', ...argv], {
     stdio: ['pipe', 'pipe', 'pipe'],
