@@ -24,7 +24,7 @@ export async function loadContract(): Promise<Contract> {
 }
 
 export async function contractFromSchemas(): Promise<Contract> {
-  const [{ OPERATIONS }, { NAMED_SCHEMAS }] = await Promise.all([import('./operations.ts'), import('./schemas.ts')]);
+  const [{ OPERATIONS }, { NAMED_SCHEMAS }] = await Promise.all([import('./operations.ts'), import('./named-schemas.ts')]);
   return { operations: OPERATIONS, namedSchemas: NAMED_SCHEMAS };
 }
 

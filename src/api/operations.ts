@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import * as S from './schemas.ts';
+import { EventFrameData } from './events.ts';
 
 /**
  * Every operation of the HTTP interface: the HTTP layer registers a handler per operationId and the
@@ -78,6 +79,6 @@ export const OPERATIONS: Operation[] = [
       { name: 'lastEventId', description: 'as the Last-Event-ID header, for clients that cannot set headers; ignored when the header is present', schema: { type: 'integer', minimum: 0 } },
     ],
     headers: [{ name: 'Last-Event-ID', description: 'the last applied event id (integer >= 0)', schema: { type: 'integer', minimum: 0 } }],
-    success: { status: 200, schema: S.EventEnvelope, contentType: 'text/event-stream', description: 'an SSE stream; each frame data is an EventEnvelope, except replay.reset' }, errors: [400, 429],
+    success: { status: 200, schema: EventFrameData, contentType: 'text/event-stream', description: 'an SSE stream; each frame data is an EventEnvelope, except replay.reset' }, errors: [400, 429],
   },
 ];

@@ -10,8 +10,8 @@ import { UsageCounters } from '../domain/usage.ts';
  * OpenAPI builder turns into a `$ref`.
  */
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds' });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds' });
 const UuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const Uuid = Type.String({ pattern: UuidPattern });
 
@@ -222,23 +222,6 @@ export const HistoryPage = Type.Object(
   },
   { title: 'HistoryPage' },
 );
-
-export const EventEnvelope = Type.Object(
-  {
-    id: Type.Integer(),
-    type: Type.String(),
-    turnId: Nullable(Type.String()),
-    sessionId: Nullable(Type.String()),
-    at: Timestamp,
-    data: Type.Unknown(),
-  },
-  { title: 'EventEnvelope', description: 'the JSON data of every SSE frame except replay.reset' },
-);
-
-export const NAMED_SCHEMAS: Record<string, TSchema> = {
-  Model, Session, SessionPage, CreateSession, PatchSession, ForkSession, CreateTurn, Turn, TurnResult,
-  TurnOutput, TurnCompletion, Agent, HumanRequest, ResolveRequest, ErrorEnvelope, HistoryPage, EventEnvelope,
-};
 
 export type SessionDto = Static<typeof Session>;
 export type CreateSessionBody = Static<typeof CreateSession>;

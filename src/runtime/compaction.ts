@@ -16,6 +16,7 @@ import type { CatalogModel } from '../config/models-file.ts';
 import { buildHistoryEntry, type HistoryEffect } from '../domain/history-entry.ts';
 import type { Db } from '../store/database.ts';
 import { appendHistoryEntry } from '../store/history.ts';
+import type { EventData } from '../api/events.ts';
 import type { EventHub } from './event-hub.ts';
 import { loadModelContext } from './model-context.ts';
 import type { ActiveTurn } from './turns.ts';
@@ -41,7 +42,7 @@ export interface PreparedContext {
   command: { result: AgentLoopResult; effect: HistoryEffect } | null;
 }
 
-type ResetReason = 'clear' | 'compact' | 'context_window';
+type ResetEvent = EventData<'model.context.reset'>;
 
 /**
  * Runs before the agent loop. `/clear` ends the turn as a `reset` (a new generation with an empty
@@ -130,7 +131,7 @@ function summaryListener(hub: EventHub, turn: ActiveTurn): StepListener {
   };
 }
 
-function emitReset(hub: EventHub, turn: ActiveTurn, reason: ResetReason, extra: Record<string, unknown> = {}): void {
+function emitReset(hub: EventHub, turn: ActiveTurn, reason: ResetEvent['reason'], extra: Pick<ResetEvent, 'estimatedTokens' | 'contextWindow'> = {}): void {
   hub.emit('model.context.reset', turn.session.id, turn.record.id, { displayOnly: true, reason, ...extra });
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/database.ts';
 import { boundEventText } from '../domain/event-text.ts';
 import { EventLog, type EventRecord } from './event-log.ts';
+import type { EventData, EventType, TextEventType } from '../api/events.ts';
 import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
 
 /** Event ids are reserved in blocks, so a restart never reuses one without a write per event. */
@@ -33,16 +34,16 @@ export class EventHub {
     return new EventHub(new EventLog({ replayLimit, firstId }), db, boundaryId, ceiling, logger);
   }
 
-  emit(type: string, sessionId: string | null, turnId: string | null, data: unknown): EventRecord {
+  /** Publishes one event of the catalogue (src/api/events.ts): only declared types, with their payloads. */
+  emit<Type extends EventType>(type: Type, sessionId: string | null, turnId: string | null, data: EventData<Type>): EventRecord {
     const record = this.log.append(type, { sessionId, turnId, data });
     if (this.ceiling - record.id < ID_BLOCK / 2) this.extendCeiling();
     return record;
   }
 
   /** A text-bearing event (deltas, activity, warnings): text bounded at 16,383 characters. */
-  emitText(type: string, sessionId: string | null, turnId: string | null, text: string, extra: Record<string, unknown> = {}): void {
-    const bounded = boundEventText(text);
-    this.emit(type, sessionId, turnId, { text: bounded.text, truncated: bounded.truncated, ...extra });
+  emitText(type: TextEventType, sessionId: string | null, turnId: string | null, text: string): void {
+    this.emit(type, sessionId, turnId, boundEventText(text));
   }
 
   async flush(): Promise<void> {

@@ -5,7 +5,7 @@ import { runAgentLoop, AgentLoopFailure, type ToolCall, type ToolCallResult, typ
 import type { StepListener } from '../agent/model-step.ts';
 import { buildTelemetry } from '../agent/telemetry.ts';
 import { codingInstructions } from '../agent/instructions.ts';
-import type { CanonicalItem, ProviderAdapter, ToolSpec, Usage } from '../agent/providers/types.ts';
+import type { CanonicalItem, ProviderAdapter, ToolKind, ToolSpec, Usage } from '../agent/providers/types.ts';
 import { ProviderError } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
@@ -236,7 +236,7 @@ export function deriveTitle(input: string): string | null {
 
 /** Provider stream → SSE events, with event text bounded and truncation flags set. */
 function eventListener(hub: EventHub, sessionId: string, turnId: string): StepListener {
-  const toolFields = (callId: string, name: string, kind: string, argumentsText: string | null) => {
+  const toolFields = (callId: string, name: string, kind: ToolKind, argumentsText: string | null) => {
     const bounded = argumentsText === null ? null : boundEventText(argumentsText);
     return { callId, name, kind, argumentsEncrypted: false, async: false, argumentsTruncated: bounded?.truncated ?? false, arguments: bounded?.text ?? null };
   };
