@@ -184,8 +184,18 @@ async function streamEndlessly(response: ServerResponse, partial: string[], open
   response.writeHead(200, SSE_HEADERS);
   response.write(partial.slice(0, -1).join(''));
   const delta = partial.at(-1)!;
+  const drainedOrClosed = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        response.off('drain', done);
+        response.off('close', done);
+        resolve();
+      };
+      response.on('drain', done);
+      response.on('close', done);
+    });
   while (!response.destroyed) {
-    if (!response.write(delta)) await new Promise((resolve) => response.once('drain', resolve).once('close', resolve));
+    if (!response.write(delta)) await drainedOrClosed();
   }
 }
 
