@@ -3,6 +3,7 @@ import { formatServeHelp } from '../config/flags.ts';
 import { ModelsFileError } from '../config/models-file.ts';
 import { PathError } from '../workspace/paths.ts';
 import { startServer } from '../server.ts';
+import { probeSandboxRunner, SandboxRunnerRefused } from '../sandbox/runner-probe.ts';
 
 const TOP_HELP = `Usage: agentd <command> [options]
 
@@ -36,9 +37,10 @@ export async function main(argv: string[]): Promise<void> {
     delete process.env.SERVICE_TOKEN;
     // The registry validated; serving it waits for the tenant runtimes (issue 13). Remove this line then.
     if (config.tenants) return usageFailure('--tenant-registry: multi-tenant serving is not complete in this release');
+    if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
     server = await startServer(config, process.env);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError) {
+    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError || error instanceof SandboxRunnerRefused) {
       return usageFailure(error.message);
     }
     console.error(`agentd: ${(error as Error).message}`);

@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
 import { loadTenantRegistry, type TenantRegistry } from '../tenancy/registry.ts';
+import { sandboxRunnerFileProblem } from '../sandbox/runner-file.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -86,11 +87,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
   const tenantRegistry = pathFlag(flags, 'tenant-registry', cwd);
   const tenantStateRoot = pathFlag(flags, 'tenant-state-root', cwd);
   const sandboxRunner = pathFlag(flags, 'sandbox-runner', cwd);
-  if (!tenantRegistry) {
-    for (const name of ['tenant-state-root', 'sandbox-runner']) {
-      if (flags.has(name)) throw new UsageError(`--${name}: only valid with --tenant-registry`);
-    }
-  }
+  if (!tenantRegistry && flags.has('tenant-state-root')) throw new UsageError('--tenant-state-root: only valid with --tenant-registry');
 
   const tokenFile = pathFlag(flags, 'token-file', cwd);
   const envToken = env.SERVICE_TOKEN;
@@ -131,6 +128,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
     if (root.trim() === '') throw new UsageError('--workspace-root: must not be empty');
     return resolve(cwd, root);
   });
+
+  if (sandboxRunner) {
+    const problem = sandboxRunnerFileProblem(sandboxRunner, tenants ? tenants.tenants.map((tenant) => tenant.workspaceRoot) : workspaceRoots);
+    if (problem) throw new UsageError(`--sandbox-runner: ${problem}`);
+  }
 
   const corsOrigins = (flags.get('cors-origin') as string[] | undefined) ?? [];
   for (const origin of corsOrigins) {

@@ -16,7 +16,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'token-file', kind: 'string', help: 'owner-only file holding the bearer token (or env SERVICE_TOKEN)' },
   { name: 'tenant-registry', kind: 'string', help: 'multi-tenant credential registry (JSON, mode 0600)' },
   { name: 'tenant-state-root', kind: 'string', help: 'server-owned tenant storage (with --tenant-registry)' },
-  { name: 'sandbox-runner', kind: 'string', help: 'trusted sandbox runner (with --tenant-registry)' },
+  { name: 'sandbox-runner', kind: 'string', help: 'trusted sandbox runner program (docs/SANDBOX.md)' },
   { name: 'yolo', kind: 'boolean', help: 'auto-approve tool_approval and root_access requests' },
   { name: 'cors-origin', kind: 'list', help: 'allowed browser origin, exact (repeatable)' },
   { name: 'workspace-root', kind: 'list', help: 'allowed workspace root (repeatable)', defaultText: 'current directory' },

@@ -50,7 +50,7 @@ describe('agentd command line', () => {
     ['remote host without --allow-remote', ['--host', '0.0.0.0'], {}, /--host: 0.0.0.0 is not a loopback address/],
     ['remote host without a token', ['--host', '0.0.0.0', '--allow-remote'], {}, /--allow-remote: a non-loopback bind requires a token/],
     ['short token', [], { SERVICE_TOKEN: 'short' }, /SERVICE_TOKEN: the token must be at least 32 bytes/],
-    ['registry-only option', ['--sandbox-runner', '/bin/true'], {}, /--sandbox-runner: only valid with --tenant-registry/],
+    ['registry-only option', ['--tenant-state-root', '/srv/agentd'], {}, /--tenant-state-root: only valid with --tenant-registry/],
     ['unknown option', ['--colour', 'blue'], {}, /--colour: unknown option/],
     ['a registry without a database', ['--tenant-registry', '/etc/agentd/tenants.json'], {}, /--tenant-registry: requires --database-url/],
     ['a registry file that does not exist', ['--tenant-registry', '/etc/agentd/none.json', '--database-url', 'postgres://x@127.0.0.1/db'], {}, /^agentd: --tenant-registry \/etc\/agentd\/none.json: \/etc\/agentd\/none.json does not exist$/],

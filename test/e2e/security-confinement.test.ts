@@ -106,7 +106,7 @@ describe('confinement of what the model runs (real server, real bubblewrap)', ()
     assert.ok(listed.length > 0 && listed.length < 10 && !listed.includes(process.pid) && !listed.includes(hostProcess.pid!), `a fresh /proc: ${listed}`);
     assert.match(finishedOutput(turn.id, 'call_link_environ'), new RegExp(`proc-link/${process.pid}/environ: No such file or directory`));
     const processes = finishedOutput(turn.id, 'call_ps').split('Output:\n')[1].trim().split('\n');
-    assert.ok(processes.length <= 4 && !processes.some((line) => /node|sleep 1001/.test(line)), `only the sandbox's processes: ${processes.join(' | ')}`);
+    assert.ok(processes.length <= 4 && !processes.some((line) => /^\s*\d+\s+(\S*\/)?(node|sleep)\b/.test(line)), `only the sandbox's processes: ${processes.join(' | ')}`);
     const state = finishedOutput(turn.id, 'call_state');
     assert.match(state, /agentd\.sqlite: No such file or directory/);
     assert.match(state, /planted-secret\.txt: No such file or directory/);
