@@ -1,5 +1,6 @@
 import type { Db } from './database.ts';
 import type { SessionsTable } from './schema.ts';
+import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 
@@ -13,7 +14,7 @@ export interface SessionRecord {
   transportModel: string | null;
   dialect: string;
   cwd: string;
-  effort: string;
+  effort: Effort;
   title: string;
   titleIsManual: boolean;
   archived: boolean;
@@ -144,7 +145,7 @@ export function fromRow(row: SessionsTable): SessionRecord {
     transportModel: row.transport_model,
     dialect: row.dialect,
     cwd: row.cwd,
-    effort: row.effort,
+    effort: row.effort as Effort,
     title: decodeStoredText(row.title),
     titleIsManual: row.title_is_manual === 1,
     archived: row.archived === 1,
