@@ -21,6 +21,11 @@ export class SandboxError extends Error {
   }
 }
 
+/** What a runner inherits from agentd: PATH and the runner's own AGENTD_SANDBOX_* settings, never a credential. */
+export function runnerEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name === 'PATH' || name.startsWith('AGENTD_SANDBOX_')));
+}
+
 export interface SandboxClientOptions {
   /** the runner's argv, e.g. [`bin/agentd-sandbox`, `--workspace`, dir] */
   command: string[];

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxClient, SandboxError } from './client.ts';
+import { runnerEnvironment, SandboxClient, SandboxError } from './client.ts';
 import type { ReadyLine } from './protocol.ts';
 
 /** The runner's own start includes a confined `true`; a loaded host may need a few seconds. */
@@ -26,7 +26,7 @@ export class SandboxRunnerRefused extends Error {
 /** Resolves with the runner's ready line, or rejects with SandboxRunnerRefused saying why. */
 export async function probeSandboxRunner(runner: string, readyTimeoutMs = PROBE_READY_TIMEOUT_MS): Promise<ReadyLine> {
   const workspace = mkdtempSync(join(tmpdir(), 'agentd-sandbox-probe-'));
-  const client = new SandboxClient({ command: [runner, '--workspace', workspace], env: { PATH: process.env.PATH }, readyTimeoutMs });
+  const client = new SandboxClient({ command: [runner, '--workspace', workspace], env: runnerEnvironment(), readyTimeoutMs });
   try {
     return await client.start();
   } catch (error) {
