@@ -35,6 +35,7 @@ export interface EventSubscription extends AsyncIterableIterator<StreamItem> {
 export function subscribeToEvents(transport: Transport, options: EventsOptions = {}): EventSubscription {
   const controller = linkedController(options.signal);
   let lastEventId = options.lastEventId ?? null;
+  let afterReset = false;
   const initialMs = options.backoff?.initialMs ?? 250;
   const maxMs = options.backoff?.maxMs ?? 5_000;
   const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
@@ -48,11 +49,16 @@ export function subscribeToEvents(transport: Transport, options: EventsOptions =
         for await (const message of connect()) {
           attempt = 0;
           if (message.event === 'replay.reset') {
+            // After a gap the server's ids may lie below ours (another database): the next event
+            // starts the order afresh. The old id is still sent on a reconnect before it comes.
+            afterReset = true;
             yield { type: 'replay.reset', data: JSON.parse(message.data) as ReplayReset['data'] };
             continue;
           }
           const id = Number(message.id);
-          if (!Number.isSafeInteger(id) || (lastEventId !== null && id <= lastEventId)) continue;
+          if (!Number.isSafeInteger(id)) continue;
+          if (lastEventId !== null && id <= lastEventId && !afterReset) continue;
+          afterReset = false;
           const event = JSON.parse(message.data) as AgentdEvent;
           lastEventId = id;
           yield event;
