@@ -11,7 +11,6 @@ import { buildApp } from './http/app.ts';
 import { createHandlers } from './http/handlers.ts';
 import { BoundaryRuntime } from './runtime/boundary-runtime.ts';
 import { Scheduler } from './runtime/scheduler.ts';
-import type { ActiveTurn } from './runtime/turns.ts';
 import { createTurnTools } from './runtime/turn-tools.ts';
 import { AdapterCache } from './runtime/adapters.ts';
 import { SubscriberLimits } from './http/events-route.ts';
@@ -54,7 +53,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   });
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
 
-  const scheduler = new Scheduler<ActiveTurn>({
+  const scheduler = new Scheduler({
     maxRunning: config.limits.maxConcurrentTurns,
     maxQueued: config.limits.maxQueuedTurns,
     maxRunningPerTenant: null,
@@ -77,7 +76,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         scheduler,
         logger: log,
         adapterFor: (model) => adapters.adapterFor(model),
-        toolsFor: (boundaryRuntime, turn) => createTurnTools(boundaryRuntime, turn, registryFor(turn.session.dialect as Dialect), { confinedExecution: confinement.confined }),
+        toolsFor: (scope) => createTurnTools(scope, registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined }),
       },
     );
   } catch (error) {

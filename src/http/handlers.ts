@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import type { CreateSessionBody, CreateTurnBody, ForkSessionBody, PatchSessionBody, ResolveRequestBody } from '../api/schemas.ts';
-import { isTerminal, toTurnDto } from '../runtime/turns.ts';
+import { isTerminal } from '../domain/turn-lifecycle.ts';
+import { toHistoryPageDto, toHumanRequestDto, toSessionDto, toTurnDto } from '../api/dto.ts';
 import { projectAgents } from '../domain/projection.ts';
 import { parseStreamOptions, streamEvents, type SubscriberLimits } from './events-route.ts';
-import { toSessionDto } from '../runtime/sessions.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
 import { encodeSessionCursor, parseArchiveFilter, parseIndexCursor, parseLimit, parseOptionalUuid, parseSessionCursor } from './query.ts';
 import { readHistoryPage } from '../runtime/history.ts';
@@ -57,7 +57,7 @@ export function createHandlers(context: HandlerContext) {
     getHistory: async (request) => {
       const limit = parseLimit(query(request));
       const cursor = parseIndexCursor(query(request));
-      return readHistoryPage(context.runtimeFor(request), params(request).id, { limit, cursor });
+      return toHistoryPageDto(await readHistoryPage(context.runtimeFor(request), params(request).id, { limit, cursor }));
     },
     forkSession: async (request) => toSessionDto(await forkSession(context.runtimeFor(request), params(request).id, request.body as ForkSessionBody)),
     createTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.submit(params(request).id, request.body as CreateTurnBody)),
@@ -78,10 +78,10 @@ export function createHandlers(context: HandlerContext) {
       if (!runtime.turns.holds(turn.id)) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
       return { data: projectAgents([]) };
     },
-    listRequests: async (request) => ({ data: context.runtimeFor(request).requests.list(parseOptionalUuid(query(request), 'turnId')) }),
+    listRequests: async (request) => ({ data: context.runtimeFor(request).requests.list(parseOptionalUuid(query(request), 'turnId')).map(toHumanRequestDto) }),
     resolveRequest: async (request) => {
       const body = request.body as ResolveRequestBody;
-      return context.runtimeFor(request).requests.resolve(params(request).id, body.decision, body.value);
+      return toHumanRequestDto(context.runtimeFor(request).requests.resolve(params(request).id, body.decision, body.value));
     },
     streamEvents: async (request, reply) => {
       const runtime = context.runtimeFor(request);

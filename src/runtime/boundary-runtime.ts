@@ -3,8 +3,9 @@ import type { Boundary } from './boundary.ts';
 import { SessionService } from './sessions.ts';
 import { EventHub } from './event-hub.ts';
 import { RequestBroker } from './requests.ts';
-import { TurnService, type ActiveTurn } from './turns.ts';
-import { runTurn, type TurnTools } from './turn-runner.ts';
+import { ActiveTurns } from './active-turns.ts';
+import { TurnService } from './turns.ts';
+import { TurnRunner, type TurnToolsFactory } from './turn-runner.ts';
 import type { Scheduler } from './scheduler.ts';
 import { RepositorySetups } from './setup.ts';
 import { failInterruptedTurns } from '../store/turns.ts';
@@ -13,17 +14,19 @@ import type { CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
 
 export interface BoundaryRuntimeDeps {
-  scheduler: Scheduler<ActiveTurn>;
+  /** the process's scheduler: every boundary takes its share of the global limits from it */
+  scheduler: Scheduler;
   logger: Logger;
   adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
-  /** builds the tools of one turn (policy, approvals, execution) */
-  toolsFor(runtime: BoundaryRuntime, turn: ActiveTurn): TurnTools;
+  /** builds the tools of one agent of a turn (policy, approvals, execution) */
+  toolsFor: TurnToolsFactory;
 }
 
-/** The services of one boundary, created once when the boundary becomes active. */
+/** The services of one boundary, each built complete, once, when the boundary opens. */
 export class BoundaryRuntime {
   readonly sessions: SessionService;
   readonly turns: TurnService;
+  readonly activeTurns: ActiveTurns;
   readonly requests: RequestBroker;
   readonly setups: RepositorySetups;
 
@@ -32,23 +35,14 @@ export class BoundaryRuntime {
     readonly hub: EventHub,
     deps: BoundaryRuntimeDeps,
   ) {
-    this.setups = new RepositorySetups(hub, deps.logger);
-    this.sessions = new SessionService(boundary, (sessionId) => this.turns.isBusy(sessionId), this.setups);
-    this.turns = new TurnService(boundary, this.sessions, hub, deps.scheduler, deps.logger);
+    const { scheduler, logger, adapterFor, toolsFor } = deps;
+    const activeTurns = new ActiveTurns();
+    this.activeTurns = activeTurns;
+    this.setups = new RepositorySetups(hub, logger);
     this.requests = new RequestBroker(hub);
-    this.turns.executor = (turn) =>
-      runTurn(
-        {
-          boundary,
-          hub,
-          turns: this.turns,
-          adapterFor: deps.adapterFor,
-          toolsFor: (active) => deps.toolsFor(this, active),
-          setups: this.setups,
-          logger: deps.logger,
-        },
-        turn,
-      );
+    this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups);
+    const runner = new TurnRunner({ boundary, hub, active: activeTurns, scheduler, requests: this.requests, setups: this.setups, adapterFor, toolsFor, logger });
+    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner);
   }
 
   /** Opens the boundary: turns a dead process left active become failed `interrupted`. */

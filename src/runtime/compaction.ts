@@ -19,7 +19,7 @@ import { appendHistoryEntry } from '../store/history.ts';
 import type { EventData } from '../api/events.ts';
 import type { EventHub } from './event-hub.ts';
 import { loadModelContext } from './model-context.ts';
-import type { ActiveTurn } from './turns.ts';
+import type { ActiveTurn } from './active-turns.ts';
 
 export interface CompactionDeps {
   db: Db;

@@ -1,14 +1,28 @@
 import { ApiError } from '../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../domain/ids.ts';
 import type { HumanDecision, HumanRequestKind } from '../agent/tools/types.ts';
-import type { HumanRequestDto } from '../api/schemas.ts';
 import type { EventHub } from './event-hub.ts';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
 
+/** A human request as the runtime holds it (the API shows it without `agentId`). */
+export interface HumanRequestRecord {
+  id: string;
+  turnId: string;
+  sessionId: string;
+  /** the agent whose tool call asks; null for the turn's main agent */
+  agentId: string | null;
+  kind: HumanRequestKind;
+  prompt: string;
+  options: string[];
+  createdAt: string;
+}
+
+export type HumanQuestion = Omit<HumanRequestRecord, 'id' | 'createdAt'>;
+
 interface PendingRequest {
-  request: HumanRequestDto;
+  request: HumanRequestRecord;
   resolve(decision: HumanDecision): void;
   reject(error: Error): void;
 }
@@ -30,9 +44,11 @@ export class RequestBroker {
    * Publishes a request and waits for its answer. A request over 64 KiB of JSON or 100 options is
    * never published: it fails closed with a `warning` event and HumanRequestRefused.
    */
-  ask(sessionId: string, turnId: string, kind: HumanRequestKind, prompt: string, options: string[], onWaiting: () => void): Promise<HumanDecision> {
-    const request: HumanRequestDto = { id: uuidv7(), turnId, sessionId, kind, prompt, options, createdAt: nowIso() };
-    const size = Buffer.byteLength(JSON.stringify(request));
+  ask(question: HumanQuestion, onWaiting: () => void): Promise<HumanDecision> {
+    const { sessionId, turnId, kind, options } = question;
+    const request: HumanRequestRecord = { id: uuidv7(), ...question, createdAt: nowIso() };
+    const published = publishedRequest(request);
+    const size = Buffer.byteLength(JSON.stringify(published));
     if (options.length > MAX_REQUEST_OPTIONS || size > MAX_REQUEST_BYTES) {
       const why = options.length > MAX_REQUEST_OPTIONS ? `${options.length} options (limit ${MAX_REQUEST_OPTIONS})` : `${size} bytes (limit ${MAX_REQUEST_BYTES})`;
       this.hub.emitText('warning', sessionId, turnId, `a ${kind} request was refused before publishing: ${why}`);
@@ -41,16 +57,16 @@ export class RequestBroker {
     return new Promise<HumanDecision>((resolve, reject) => {
       this.pending.set(request.id, { request, resolve, reject });
       onWaiting();
-      this.hub.emit('request.created', sessionId, turnId, request);
+      this.hub.emit('request.created', sessionId, turnId, published);
     });
   }
 
-  list(turnId: string | null): HumanRequestDto[] {
+  list(turnId: string | null): HumanRequestRecord[] {
     const requests = [...this.pending.values()].map((entry) => entry.request).filter((request) => turnId === null || request.turnId === turnId);
     return requests.reverse().slice(0, 200);
   }
 
-  resolve(rawId: string, decision: string, value: string | undefined): HumanRequestDto {
+  resolve(rawId: string, decision: string, value: string | undefined): HumanRequestRecord {
     const id = normalizeUuid(rawId);
     const entry = id ? this.pending.get(id) : undefined;
     if (!entry) {
@@ -87,4 +103,10 @@ export class RequestBroker {
     // Remember consumed ids for the 409, but bounded.
     if (this.consumed.size > 10_000) this.consumed.delete(this.consumed.values().next().value!);
   }
+}
+
+/** What a client sees of a request: everything but the asking agent. */
+export function publishedRequest(request: HumanRequestRecord): Omit<HumanRequestRecord, 'agentId'> {
+  const { agentId: _agentId, ...published } = request;
+  return published;
 }

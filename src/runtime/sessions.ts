@@ -6,7 +6,7 @@ import { checkoutDirectory, resolveRepositorySource } from '../workspace/checkou
 import { findModel } from '../config/catalog.ts';
 import type { Effort } from '../agent/providers/types.ts';
 import type { CatalogModel } from '../config/models-file.ts';
-import type { CreateSessionBody, PatchSessionBody, SessionDto } from '../api/schemas.ts';
+import type { CreateSessionBody, PatchSessionBody } from '../api/schemas.ts';
 import * as sessionsTable from '../store/sessions.ts';
 import type { SessionRecord, ArchiveFilter, SessionCursor } from '../store/sessions.ts';
 import type { Boundary } from './boundary.ts';
@@ -146,24 +146,4 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-export function toSessionDto(session: SessionRecord): SessionDto {
-  return {
-    id: session.id,
-    createdAt: session.createdAt,
-    updatedAt: session.updatedAt,
-    provider: session.provider,
-    connection: session.connection,
-    model: session.model,
-    dialect: session.dialect,
-    cwd: session.cwd,
-    effort: session.effort,
-    title: session.title,
-    titleIsManual: session.titleIsManual,
-    archived: session.archived,
-    transportModel: session.transportModel,
-    usage: session.usage,
-    repository: session.repository,
-  };
 }

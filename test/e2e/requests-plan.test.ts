@@ -149,7 +149,7 @@ describe('the request broker behind the server', () => {
     let waiting = false;
     const options = Array.from({ length: MAX_REQUEST_OPTIONS + 1 }, (_, index) => `o${index}`);
     const turnId = '00000000-0000-7000-8000-000000000001';
-    await assert.rejects(broker.ask('s', turnId, 'plan_question', 'Pick', options, () => (waiting = true)), HumanRequestRefused);
+    await assert.rejects(broker.ask({ sessionId: 's', turnId, agentId: null, kind: 'plan_question', prompt: 'Pick', options }, () => (waiting = true)), HumanRequestRefused);
     assert.equal(waiting, false, 'the turn never waits for a request nobody can see');
     assert.deepEqual(broker.list(null), []);
     const types = hub.log.eventsAfter(0).map((event) => event.type);
