@@ -1,7 +1,6 @@
-import { statSync } from 'node:fs';
 import { ApiError } from '../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../domain/ids.ts';
-import { canonicalizeInside } from '../workspace/paths.ts';
+import { canonicalizeInside, isDirectory } from '../workspace/paths.ts';
 import { checkoutDirectory, resolveRepositorySource } from '../workspace/checkout.ts';
 import { findModel } from '../config/catalog.ts';
 import type { Effort } from '../agent/providers/types.ts';
@@ -138,12 +137,4 @@ export function resolveEffort(model: CatalogModel, requested: Effort | undefined
     throw new ApiError('invalid_effort', `model "${model.id}" supports effort ${model.efforts.join(', ')}`);
   }
   return requested;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

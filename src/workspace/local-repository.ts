@@ -5,9 +5,9 @@
  * files (a `.git` file's `gitdir:`, `commondir` of a worktree, `objects/info/alternates`, nested
  * alternates); each one is followed here and judged by canonical location.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { canonicalizeInside } from './paths.ts';
+import { canonicalizeInside, isDirectory } from './paths.ts';
 
 /** git itself gives up after 5 levels of alternates. */
 const MAX_ALTERNATE_DEPTH = 5;
@@ -111,13 +111,5 @@ function readPointer(file: string, pattern: RegExp): string | null {
     return match ? (match[1] ?? match[0]).trim() : null;
   } catch {
     return null;
-  }
-}
-
-function isDirectory(candidate: string): boolean {
-  try {
-    return statSync(candidate).isDirectory();
-  } catch {
-    return false;
   }
 }

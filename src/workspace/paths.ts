@@ -129,6 +129,15 @@ function entryKind(candidate: string): 'missing' | 'symlink' | 'other' {
   }
 }
 
+/** Whether the path names a directory, following symlinks; false when it does not exist. */
+export function isDirectory(candidate: string): boolean {
+  try {
+    return statSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function pathExists(candidate: string): boolean {
   try {
     lstatSync(candidate);
