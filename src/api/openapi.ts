@@ -1,4 +1,5 @@
 import type { Contract } from './contract.ts';
+import type { ParameterSet } from './parameters.ts';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid request', 401: 'missing or wrong bearer token', 403: 'origin, host or workspace refused',
@@ -24,8 +25,7 @@ export function buildOpenApiDocument(version: string, contract: Contract): Recor
     for (const match of operation.url.matchAll(/:(\w+)/g)) {
       parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
     }
-    for (const query of operation.query ?? []) parameters.push({ name: query.name, in: 'query', required: false, description: query.description, schema: query.schema });
-    for (const header of operation.headers ?? []) parameters.push({ name: header.name, in: 'header', required: false, description: header.description, schema: header.schema });
+    parameters.push(...describeParameters(operation.query, 'query'), ...describeParameters(operation.headers, 'header'));
 
     const responses: Record<string, unknown> = {};
     const success = operation.success;
@@ -72,4 +72,10 @@ function toJsonSchema(named: Record<string, unknown>, schema: unknown, ownName?:
     return copy;
   };
   return walk(schema, 0);
+}
+
+/** The OpenAPI parameters of a query or header set, in declaration order. */
+function describeParameters(set: ParameterSet | undefined, location: 'query' | 'header'): Record<string, unknown>[] {
+  const properties = (set?.schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.entries(properties).map(([name, { description, ...schema }]) => ({ name, in: location, required: false, description, schema }));
 }

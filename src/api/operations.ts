@@ -1,17 +1,12 @@
 import { Type, type TSchema } from 'typebox';
 import * as S from './schemas.ts';
+import * as P from './parameters.ts';
 import { EventFrameData } from './events.ts';
 
 /**
  * Every operation of the HTTP interface: the HTTP layer registers a handler per operationId and the
  * OpenAPI builder describes the same table, so the two cannot drift apart.
  */
-export interface QueryParameter {
-  name: string;
-  description: string;
-  schema: Record<string, unknown>;
-}
-
 export interface Operation {
   operationId: string;
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -19,8 +14,8 @@ export interface Operation {
   url: string;
   summary: string;
   body?: TSchema;
-  query?: QueryParameter[];
-  headers?: QueryParameter[];
+  query?: P.ParameterSet;
+  headers?: P.ParameterSet;
   success: { status: number; schema: TSchema | null; contentType?: string; description: string };
   /** Error codes this operation can answer, for the documentation. */
   errors: number[];
@@ -30,7 +25,6 @@ const DataOf = (schema: TSchema) => Type.Object({ data: Type.Array(schema) });
 const Health = Type.Object({ ok: Type.Boolean() });
 const Ready = Type.Object({ ready: Type.Boolean() });
 const OpenApiDocument = Type.Object({}, { additionalProperties: true });
-const LimitParameter = { name: 'limit', description: '1 to 100, default 50', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } };
 
 export const OPERATIONS: Operation[] = [
   { operationId: 'getHealth', method: 'GET', url: '/healthz', summary: 'The HTTP application responds', success: { status: 200, schema: Health, description: 'healthy' }, errors: [] },
@@ -39,11 +33,7 @@ export const OPERATIONS: Operation[] = [
   { operationId: 'listModels', method: 'GET', url: '/v1/models', summary: 'Models visible to the caller', success: { status: 200, schema: DataOf(S.Model), description: 'the catalog' }, errors: [] },
   {
     operationId: 'listSessions', method: 'GET', url: '/v1/sessions', summary: 'Sessions, newest activity first (keyset pagination)',
-    query: [
-      { name: 'archive', description: 'active (default), archived or all', schema: { type: 'string', enum: ['active', 'archived', 'all'], default: 'active' } },
-      LimitParameter,
-      { name: 'cursor', description: 'nextCursor of the previous page (opaque)', schema: { type: 'string' } },
-    ],
+    query: P.ListSessionsQuery,
     success: { status: 200, schema: S.SessionPage, description: 'a page of sessions' }, errors: [400],
   },
   { operationId: 'createSession', method: 'POST', url: '/v1/sessions', summary: 'Create a durable session', body: S.CreateSession, success: { status: 201, schema: S.Session, description: 'the new session' }, errors: [400, 403, 413, 415, 422, 503] },
@@ -52,14 +42,14 @@ export const OPERATIONS: Operation[] = [
   { operationId: 'deleteSession', method: 'DELETE', url: '/v1/sessions/:id', summary: 'Delete an inactive session with its history', success: { status: 204, schema: null, description: 'deleted' }, errors: [404, 409] },
   {
     operationId: 'getHistory', method: 'GET', url: '/v1/sessions/:id/history', summary: 'Paginated, projected history',
-    query: [LimitParameter, { name: 'cursor', description: 'integer >= 0: turns with an index below this', schema: { type: 'integer', minimum: 0 } }],
+    query: P.HistoryQuery,
     success: { status: 200, schema: S.HistoryPage, description: 'a page of history turns' }, errors: [400, 404],
   },
   { operationId: 'forkSession', method: 'POST', url: '/v1/sessions/:id/fork', summary: 'Fork the transcript or a durable turn boundary', body: S.ForkSession, success: { status: 201, schema: S.Session, description: 'the new child session' }, errors: [400, 403, 404, 409, 413, 415, 422] },
   { operationId: 'createTurn', method: 'POST', url: '/v1/sessions/:id/turns', summary: 'Queue a turn (idempotent per clientRequestId)', body: S.CreateTurn, success: { status: 202, schema: S.Turn, description: 'the admitted turn (also on an idempotent replay and for a turn refused by a full queue)' }, errors: [400, 404, 409, 413, 415, 422] },
   {
     operationId: 'listTurns', method: 'GET', url: '/v1/turns', summary: 'Retained turn records, newest first (at most 200)',
-    query: [{ name: 'sessionId', description: 'only turns of this session (UUID)', schema: { type: 'string', format: 'uuid' } }],
+    query: P.ListTurnsQuery,
     success: { status: 200, schema: DataOf(S.Turn), description: 'turns' }, errors: [400],
   },
   { operationId: 'getTurn', method: 'GET', url: '/v1/turns/:id', summary: 'One turn', success: { status: 200, schema: S.Turn, description: 'the turn' }, errors: [404] },
@@ -68,17 +58,14 @@ export const OPERATIONS: Operation[] = [
   { operationId: 'getTurnAgents', method: 'GET', url: '/v1/turns/:id/agents', summary: 'Projected child agents of a turn', success: { status: 200, schema: DataOf(S.Agent), description: 'agents' }, errors: [404, 409] },
   {
     operationId: 'listRequests', method: 'GET', url: '/v1/requests', summary: 'Pending human requests, newest first (at most 200)',
-    query: [{ name: 'turnId', description: 'only requests of this turn (UUID)', schema: { type: 'string', format: 'uuid' } }],
+    query: P.ListRequestsQuery,
     success: { status: 200, schema: DataOf(S.HumanRequest), description: 'pending requests' }, errors: [400],
   },
   { operationId: 'resolveRequest', method: 'POST', url: '/v1/requests/:id/resolve', summary: 'Answer a human request with an advertised option', body: S.ResolveRequest, success: { status: 200, schema: S.HumanRequest, description: 'the resolved request' }, errors: [400, 404, 409, 413, 415, 422] },
   {
     operationId: 'streamEvents', method: 'GET', url: '/v1/events', summary: 'Server-Sent Events, replayable with Last-Event-ID',
-    query: [
-      { name: 'sessionId', description: 'only this session\'s events (UUID); ids and replay rules are those of the whole stream', schema: { type: 'string', format: 'uuid' } },
-      { name: 'lastEventId', description: 'as the Last-Event-ID header, for clients that cannot set headers; ignored when the header is present', schema: { type: 'integer', minimum: 0 } },
-    ],
-    headers: [{ name: 'Last-Event-ID', description: 'the last applied event id (integer >= 0)', schema: { type: 'integer', minimum: 0 } }],
+    query: P.EventsQuery,
+    headers: P.EventsHeaders,
     success: { status: 200, schema: EventFrameData, contentType: 'text/event-stream', description: 'an SSE stream; each frame data is an EventEnvelope, except replay.reset' }, errors: [400, 429],
   },
 ];

@@ -1,16 +1,31 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError, type ErrorCode } from '../domain/errors.ts';
+import type { ParameterError } from '../api/parameters.ts';
 
 interface FastifyLikeError {
   code?: string;
   statusCode?: number;
   validation?: { instancePath: string; message?: string; keyword: string; params?: Record<string, unknown> }[];
+  validationContext?: string;
+}
+
+/** A route's errors for query parameters and headers that fail their schemas, by parameter name. */
+export interface ParameterErrors {
+  querystring?: Record<string, ParameterError>;
+  headers?: Record<string, ParameterError>;
 }
 
 /** Maps anything thrown in a request to the contract's error, never leaking internals. */
-export function toApiError(error: unknown): ApiError {
+export function toApiError(error: unknown, parameterErrors: ParameterErrors = {}): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyLikeError;
+  const context = fastifyError.validationContext;
+  if (fastifyError.validation && (context === 'querystring' || context === 'headers')) {
+    // the first path segment is the parameter: /limit, /last-event-id
+    const name = fastifyError.validation[0]?.instancePath.split('/')[1] ?? '';
+    const declared = parameterErrors[context]?.[name];
+    return declared ? new ApiError(declared.code, declared.message) : new ApiError('invalid_query', `the ${name} parameter is invalid`);
+  }
   if (fastifyError.validation) {
     const details = fastifyError.validation.map((issue) => ({
       path: issue.keyword === 'additionalProperties' ? `${issue.instancePath}/${String(issue.params?.additionalProperty)}` : issue.instancePath || '/',

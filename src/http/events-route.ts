@@ -1,8 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { KEEP_ALIVE_FRAME, type EventLog } from '../runtime/event-log.ts';
-import { parseOptionalUuid } from './query.ts';
 
 export const KEEP_ALIVE_MS = 15_000;
 
@@ -58,25 +57,6 @@ export interface StreamOptions {
   lastEventId: number | null;
   /** only this session's events; null: every event of the boundary */
   sessionId: string | null;
-}
-
-type Query = Record<string, string | string[] | undefined>;
-
-/**
- * The `Last-Event-ID` header, or else the `lastEventId` query parameter (browsers cannot set
- * headers on an EventSource), and the optional `sessionId` filter (CONTRACT.md §16).
- */
-export function parseStreamOptions(request: FastifyRequest): StreamOptions {
-  const query = request.query as Query;
-  const header = request.headers['last-event-id'];
-  const raw = header !== undefined ? header : query.lastEventId;
-  return { lastEventId: parseLastEventId(raw), sessionId: parseOptionalUuid(query, 'sessionId') };
-}
-
-function parseLastEventId(raw: string | string[] | undefined): number | null {
-  if (raw === undefined) return null;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw.trim())) throw new ApiError('invalid_last_event_id', 'Last-Event-ID must be an integer >= 0');
-  return Number(raw.trim());
 }
 
 /**

@@ -4,14 +4,27 @@ import type { CreateSessionBody, CreateTurnBody, ForkSessionBody, PatchSessionBo
 import { isTerminal } from '../domain/turn-lifecycle.ts';
 import { toHistoryPageDto, toHumanRequestDto, toSessionDto, toTurnDto } from '../api/dto.ts';
 import { projectAgents } from '../domain/projection.ts';
-import { parseStreamOptions, streamEvents, type SubscriberLimits } from './events-route.ts';
+import { streamEvents, type SubscriberLimits } from './events-route.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
-import { encodeSessionCursor, parseArchiveFilter, parseIndexCursor, parseLimit, parseOptionalUuid, parseSessionCursor } from './query.ts';
+import { decodeSessionCursor, encodeSessionCursor } from './query.ts';
+import { DEFAULT_PAGE_SIZE, type EventsHeaders, type EventsQuery, type HistoryQuery, type ListRequestsQuery, type ListSessionsQuery, type ListTurnsQuery } from '../api/parameters.ts';
+import { normalizeUuid } from '../domain/ids.ts';
 import { readHistoryPage } from '../runtime/history.ts';
 import { forkSession } from '../runtime/fork.ts';
 
-type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-type Query = Record<string, string | string[] | undefined>;
+interface RequestShape {
+  body?: unknown;
+  query?: unknown;
+  headers?: unknown;
+}
+
+/**
+ * A request as a handler sees it: Fastify has validated its body, query and headers against the
+ * operation's schemas (app.ts), so their types are the schemas' own. Every path parameter is `:id`.
+ */
+type RequestOf<Shape extends RequestShape = RequestShape> = FastifyRequest<{ Params: { id: string }; Body: Shape['body']; Querystring: Shape['query']; Headers: Shape['headers'] }>;
+// `any` only lets each handler name its own request shape.
+type Handler = (request: RequestOf<any>, reply: FastifyReply) => Promise<unknown>;
 
 export interface HandlerContext {
   /** The runtime of the boundary the request was admitted into. */
@@ -23,8 +36,8 @@ export interface HandlerContext {
   keepAliveMs?: number;
 }
 
-const params = (request: FastifyRequest) => request.params as { id: string };
-const query = (request: FastifyRequest) => request.query as Query;
+/** UUID filters are accepted in any case (CONTRACT.md §2); the schema has checked their shape. */
+const uuidFilter = (value: string | undefined) => (value === undefined ? null : normalizeUuid(value));
 
 export function createHandlers(context: HandlerContext) {
   const handlers = {
@@ -40,53 +53,53 @@ export function createHandlers(context: HandlerContext) {
     getOpenApi: async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(context.openApiDocument),
     listModels: async (request) => ({ data: context.models(request) }),
 
-    listSessions: async (request) => {
-      const archive = parseArchiveFilter(query(request));
-      const limit = parseLimit(query(request));
-      const after = parseSessionCursor(query(request));
-      const page = await context.runtimeFor(request).sessions.list({ archive, limit, after });
+    listSessions: async (request: RequestOf<{ query: ListSessionsQuery }>) => {
+      const { archive = 'active', limit = DEFAULT_PAGE_SIZE, cursor } = request.query;
+      const page = await context.runtimeFor(request).sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
       return { data: page.sessions.map(toSessionDto), nextCursor: page.next ? encodeSessionCursor(page.next) : null };
     },
-    createSession: async (request) => toSessionDto(await context.runtimeFor(request).sessions.create(request.body as CreateSessionBody)),
-    getSession: async (request) => toSessionDto(await context.runtimeFor(request).sessions.get(params(request).id)),
-    patchSession: async (request) => toSessionDto(await context.runtimeFor(request).sessions.patch(params(request).id, request.body as PatchSessionBody)),
-    deleteSession: async (request) => {
-      await context.runtimeFor(request).sessions.delete(params(request).id);
+    createSession: async (request: RequestOf<{ body: CreateSessionBody }>) => toSessionDto(await context.runtimeFor(request).sessions.create(request.body)),
+    getSession: async (request: RequestOf) => toSessionDto(await context.runtimeFor(request).sessions.get(request.params.id)),
+    patchSession: async (request: RequestOf<{ body: PatchSessionBody }>) => toSessionDto(await context.runtimeFor(request).sessions.patch(request.params.id, request.body)),
+    deleteSession: async (request: RequestOf) => {
+      await context.runtimeFor(request).sessions.delete(request.params.id);
       return null;
     },
-    getHistory: async (request) => {
-      const limit = parseLimit(query(request));
-      const cursor = parseIndexCursor(query(request));
-      return toHistoryPageDto(await readHistoryPage(context.runtimeFor(request), params(request).id, { limit, cursor }));
+    getHistory: async (request: RequestOf<{ query: HistoryQuery }>) => {
+      const { limit = DEFAULT_PAGE_SIZE, cursor = null } = request.query;
+      return toHistoryPageDto(await readHistoryPage(context.runtimeFor(request), request.params.id, { limit, cursor }));
     },
-    forkSession: async (request) => toSessionDto(await forkSession(context.runtimeFor(request), params(request).id, request.body as ForkSessionBody)),
-    createTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.submit(params(request).id, request.body as CreateTurnBody)),
-    listTurns: async (request) => {
-      const sessionId = parseOptionalUuid(query(request), 'sessionId');
-      return { data: (await context.runtimeFor(request).turns.list(sessionId)).map(toTurnDto) };
-    },
-    getTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.get(params(request).id)),
-    getTurnResult: async (request) => {
-      const turn = await context.runtimeFor(request).turns.get(params(request).id);
+    forkSession: async (request: RequestOf<{ body: ForkSessionBody }>) => toSessionDto(await forkSession(context.runtimeFor(request), request.params.id, request.body)),
+    createTurn: async (request: RequestOf<{ body: CreateTurnBody }>) => toTurnDto(await context.runtimeFor(request).turns.submit(request.params.id, request.body)),
+    listTurns: async (request: RequestOf<{ query: ListTurnsQuery }>) => ({
+      data: (await context.runtimeFor(request).turns.list(uuidFilter(request.query.sessionId))).map(toTurnDto),
+    }),
+    getTurn: async (request: RequestOf) => toTurnDto(await context.runtimeFor(request).turns.get(request.params.id)),
+    getTurnResult: async (request: RequestOf) => {
+      const turn = await context.runtimeFor(request).turns.get(request.params.id);
       if (!isTerminal(turn.status)) throw new ApiError('turn_not_terminal', 'the turn has not ended yet', toTurnDto(turn));
       return { turn: toTurnDto(turn), output: turn.output };
     },
-    cancelTurn: async (request) => toTurnDto(await context.runtimeFor(request).turns.cancel(params(request).id)),
-    getTurnAgents: async (request) => {
+    cancelTurn: async (request: RequestOf) => toTurnDto(await context.runtimeFor(request).turns.cancel(request.params.id)),
+    getTurnAgents: async (request: RequestOf) => {
       const runtime = context.runtimeFor(request);
-      const turn = await runtime.turns.get(params(request).id);
+      const turn = await runtime.turns.get(request.params.id);
       if (!runtime.turns.holds(turn.id)) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
       return { data: projectAgents([]) };
     },
-    listRequests: async (request) => ({ data: context.runtimeFor(request).requests.list(parseOptionalUuid(query(request), 'turnId')).map(toHumanRequestDto) }),
-    resolveRequest: async (request) => {
-      const body = request.body as ResolveRequestBody;
-      return toHumanRequestDto(context.runtimeFor(request).requests.resolve(params(request).id, body.decision, body.value));
+    listRequests: async (request: RequestOf<{ query: ListRequestsQuery }>) => ({
+      data: context.runtimeFor(request).requests.list(uuidFilter(request.query.turnId)).map(toHumanRequestDto),
+    }),
+    resolveRequest: async (request: RequestOf<{ body: ResolveRequestBody }>) => {
+      const { decision, value } = request.body;
+      return toHumanRequestDto(context.runtimeFor(request).requests.resolve(request.params.id, decision, value));
     },
-    streamEvents: async (request, reply) => {
+    // A bad query or Last-Event-ID was answered 400 by the schemas, before any subscriber counted.
+    // The query's lastEventId stands in for the header only when the header is absent.
+    streamEvents: async (request: RequestOf<{ query: EventsQuery; headers: EventsHeaders }>, reply) => {
       const runtime = context.runtimeFor(request);
-      // a bad query or Last-Event-ID is 400 before any subscriber limit is counted
-      const options = parseStreamOptions(request);
+      const headers: EventsHeaders = request.headers;
+      const options = { lastEventId: headers['last-event-id'] ?? request.query.lastEventId ?? null, sessionId: uuidFilter(request.query.sessionId) };
       const release = context.subscriberLimits.acquire(runtime.boundary.id);
       streamEvents(reply, options, runtime.hub.log, context.subscriberLimits, release, context.keepAliveMs);
       return reply;

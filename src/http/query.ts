@@ -1,35 +1,50 @@
-import { ApiError, type ErrorCode } from '../domain/errors.ts';
-import { normalizeUuid } from '../domain/ids.ts';
-import type { SessionCursor, ArchiveFilter } from '../store/sessions.ts';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors.ts';
+import type { ParameterSet } from '../api/parameters.ts';
+import type { SessionCursor } from '../store/sessions.ts';
 
-type Query = Record<string, string | string[] | undefined>;
-
-/** One value per parameter: a repeated parameter is as invalid as a malformed one. */
-function single(query: Query, name: string, code: ErrorCode): string | undefined {
-  const value = query[name];
-  if (Array.isArray(value)) throw new ApiError(code, `${name} must be given once`);
-  return value;
+/**
+ * Query strings and headers are text, while the schemas of api/parameters.ts declare integers. Only
+ * plain decimal digits become a number here, before validation; anything else ("1e3", " 5", "0x10",
+ * a repeated parameter) stays as it came and fails its schema. Ajv's own coercion would take all
+ * of those, and it would apply to bodies too.
+ */
+export function decimalParameterDecoder(query: ParameterSet | undefined, headers: ParameterSet | undefined) {
+  const queryIntegers = integerNames(query);
+  const headerIntegers = integerNames(headers);
+  const standsInFor = Object.entries(query?.standsInFor ?? {});
+  if (queryIntegers.length === 0 && headerIntegers.length === 0 && standsInFor.length === 0) return null;
+  return (request: FastifyRequest): void => {
+    const queryValues = request.query as Record<string, unknown>;
+    for (const [name, header] of standsInFor) if (request.headers[header] !== undefined) delete queryValues[name];
+    decodeIntegers(queryValues, queryIntegers);
+    if (headerIntegers.some((name) => request.headers[name] !== undefined)) {
+      const decoded: Record<string, unknown> = { ...request.headers };
+      decodeIntegers(decoded, headerIntegers);
+      // Fastify's setter layers these over the raw headers, which stay as received.
+      request.headers = decoded as FastifyRequest['headers'];
+    }
+  };
 }
 
-export function parseLimit(query: Query): number {
-  const raw = single(query, 'limit', 'invalid_limit');
-  if (raw === undefined) return 50;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) throw new ApiError('invalid_limit', 'limit must be an integer from 1 to 100');
-  return Number(raw);
+function integerNames(set: ParameterSet | undefined): string[] {
+  const properties = (set?.schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  return Object.keys(properties).filter((name) => properties[name].type === 'integer');
 }
 
-export function parseArchiveFilter(query: Query): ArchiveFilter {
-  const raw = single(query, 'archive', 'invalid_archive_filter') ?? 'active';
-  if (raw !== 'active' && raw !== 'archived' && raw !== 'all') throw new ApiError('invalid_archive_filter', 'archive must be active, archived or all');
-  return raw;
+function decodeIntegers(values: Record<string, unknown>, names: string[]): void {
+  for (const name of names) {
+    const value = values[name];
+    if (typeof value === 'string' && /^\d+$/.test(value)) values[name] = Number(value);
+  }
 }
 
 export function encodeSessionCursor(cursor: SessionCursor): string {
   return Buffer.from(JSON.stringify([cursor.updatedAt, cursor.id])).toString('base64url');
 }
 
-export function parseSessionCursor(query: Query): SessionCursor | null {
-  const raw = single(query, 'cursor', 'invalid_cursor');
+/** The opaque `cursor` of GET /v1/sessions: what encodeSessionCursor gave out, or 400 invalid_cursor. */
+export function decodeSessionCursor(raw: string | undefined): SessionCursor | null {
   if (raw === undefined) return null;
   try {
     const decoded = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
@@ -40,20 +55,4 @@ export function parseSessionCursor(query: Query): SessionCursor | null {
     // fall through to the error below
   }
   throw new ApiError('invalid_cursor', 'cursor is not a value returned as nextCursor');
-}
-
-/** A history cursor: an integer >= 0, "turns with an index below this". */
-export function parseIndexCursor(query: Query): number | null {
-  const raw = single(query, 'cursor', 'invalid_cursor');
-  if (raw === undefined) return null;
-  if (!/^\d{1,15}$/.test(raw)) throw new ApiError('invalid_cursor', 'cursor must be an integer >= 0');
-  return Number(raw);
-}
-
-export function parseOptionalUuid(query: Query, name: string): string | null {
-  const raw = single(query, name, 'invalid_query');
-  if (raw === undefined) return null;
-  const uuid = normalizeUuid(raw);
-  if (uuid === null) throw new ApiError('invalid_query', `${name} must be a UUID`);
-  return uuid;
 }
