@@ -9,6 +9,7 @@ const TOP_HELP = `Usage: agentd <command> [options]
 
 Commands:
   serve       start the HTTP server (agentd serve --help lists its options)
+  chat        a terminal client, of a running server or of one started for this directory
 
 Options:
   --help      show this help
@@ -23,6 +24,11 @@ export async function main(argv: string[]): Promise<void> {
   if (command === '--version') {
     const { VERSION } = await import('../server.ts');
     console.log(VERSION);
+    return;
+  }
+  if (command === 'chat') {
+    const { runChat } = await import('./chat/index.ts');
+    process.exitCode = await runChat(rest, process.env, process.cwd());
     return;
   }
   if (command !== 'serve') return usageFailure(`unknown command: ${command} (try agentd --help)`);

@@ -1,0 +1,63 @@
+import { UsageError } from '../../config/flags.ts';
+
+export const CHAT_HELP = `Usage: agentd chat [options] [agentd serve options]
+
+A terminal client. With --url it talks to a running server; without, it starts one in this
+process for the current directory (any \`agentd serve\` option applies; the port is a free one).
+
+Options:
+  --url URL          a running agentd (token from SERVICE_TOKEN or --token-file)
+  --token-file PATH  bearer token file (owner-only)
+  --session ID       resume this session instead of creating one
+  --model ID         model of a new session
+  --help             show this help
+
+In the chat: /sessions, /resume ID, /model [ID], /compact, /clear, /quit.
+Ctrl-C cancels the running turn; with none running it exits.`;
+
+export interface ChatOptions {
+  url: string | null;
+  tokenFile: string | null;
+  sessionId: string | null;
+  model: string | null;
+  /** everything else: `agentd serve` options for the embedded server */
+  serveArgs: string[];
+  help: boolean;
+}
+
+const OWN_VALUE_FLAGS: Record<string, keyof ChatOptions> = { '--url': 'url', '--session': 'sessionId', '--model': 'model' };
+
+export function parseChatOptions(argv: readonly string[]): ChatOptions {
+  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, serveArgs: [], help: false };
+  for (let index = 0; index < argv.length; index++) {
+    const [flag, inline] = splitInline(argv[index]);
+    const valueOf = () => {
+      const value = inline ?? argv[++index];
+      if (value === undefined || value === '') throw new UsageError(`${flag}: needs a value`);
+      return value;
+    };
+    if (flag === '--help' || flag === '-h') options.help = true;
+    else if (flag in OWN_VALUE_FLAGS) (options as unknown as Record<string, string>)[OWN_VALUE_FLAGS[flag]] = valueOf();
+    else if (flag === '--token-file') {
+      options.tokenFile = valueOf();
+      options.serveArgs.push('--token-file', options.tokenFile);
+    } else options.serveArgs.push(argv[index]);
+  }
+  if (options.url !== null) {
+    let parsed: URL;
+    try {
+      parsed = new URL(options.url);
+    } catch {
+      throw new UsageError(`--url: not a URL: ${options.url}`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError('--url: must be http or https');
+    const extra = options.serveArgs.filter((arg) => arg !== '--token-file' && arg !== options.tokenFile);
+    if (extra.length > 0) throw new UsageError(`${extra[0]}: server options only apply without --url`);
+  }
+  return options;
+}
+
+function splitInline(arg: string): [string, string | undefined] {
+  const equals = arg.indexOf('=');
+  return arg.startsWith('--') && equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
+}

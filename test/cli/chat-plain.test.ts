@@ -1,0 +1,62 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fakeProviderModels } from '../support/server.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { chatCommand } from './chat-support.ts';
+
+/** Runs the chat with piped stdin and stdout (no terminal), feeding it lines; resolves at exit. */
+function runPiped(args: string[], cwd: string, lines: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [command, ...rest] = chatCommand(args);
+  const child = spawn(command, rest, { cwd, env: { PATH: process.env.PATH, HOME: cwd }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdin.end(lines.map((line) => `${line}\n`).join(''));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.on('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+}
+
+describe('agentd chat without a terminal, on an embedded server', () => {
+  let fake: FakeProvider;
+  let workspace: string;
+  let modelsFile: string;
+  let stateDir: string;
+  before(async () => {
+    fake = await startFakeProvider();
+    workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-chat-ws-')));
+    stateDir = mkdtempSync(join(tmpdir(), 'agentd-chat-state-'));
+    modelsFile = join(stateDir, 'models.json');
+    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
+  });
+  after(async () => {
+    await fake.close();
+    rmSync(workspace, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('answers each piped line as a turn in plain lines, and shows escape sequences from the model inert', async () => {
+    fake.enqueue(
+      { kind: 'reply', reasoning: 'thinking it over', text: 'first line\nsecond line' },
+      { kind: 'reply', text: 'evil \u001b[2J\u001b]52;c;ZXZpbA==\u0007 done' },
+    );
+    const { code, stdout, stderr } = await runPiped(['--models-file', modelsFile, '--state-dir', stateDir], workspace, ['hello', 'again']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, new RegExp(`embedded server on http://127\\.0\\.0\\.1:\\d+ for ${workspace.replace(/[/.]/g, '\\$&')}`));
+    assert.match(stdout, /^reasoning: thinking it over$/m);
+    assert.match(stdout, /^first line\nsecond line$/m);
+    assert.match(stdout, /^evil \^\[\[2J\^\[\]52;c;ZXZpbA==\^G done$/m);
+    assert.ok(!stdout.includes('\u001b'), 'no escape sequence reaches a pipe, from us or the model');
+    assert.equal(fake.requests.length, 2, 'one model request per line');
+  });
+
+  it('refuses server options together with --url, with exit code 2', async () => {
+    const { code, stderr } = await runPiped(['--url', 'http://127.0.0.1:9', '--models-file', modelsFile], workspace, []);
+    assert.equal(code, 2);
+    assert.match(stderr, /--models-file: server options only apply without --url/);
+  });
+});
