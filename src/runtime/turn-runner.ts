@@ -4,7 +4,7 @@ import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } fro
 import { runAgentLoop, type ToolCall, type ToolCallResult } from '../agent/loop.ts';
 import { DEFAULT_RETRY } from '../agent/model-step.ts';
 import { codingInstructions } from '../agent/instructions.ts';
-import type { Effort, ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
+import type { ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import { finalizeTurn } from '../store/finalize.ts';
@@ -164,7 +164,7 @@ export class TurnRunner {
         (await runAgentLoop({
           adapter,
           transportModel: model.transportModel,
-          effort: session.effort === 'none' ? null : (session.effort as Effort),
+          effort: session.effort === 'none' ? null : session.effort,
           maxOutputTokens: model.maxOutputTokens ?? undefined,
           instructions,
           context: prepared.context,
