@@ -10,7 +10,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 /** Answers any operation can give: access, the request head, internal errors and stopping. */
-const ANY_OPERATION_ERRORS = [401, 414, 431, 500, 503];
+const ANY_OPERATION_ERRORS = [401, 403, 414, 431, 500, 503];
 
 /** Builds the OpenAPI 3.1 document from the operation table and the named schemas, once. */
 export function buildOpenApiDocument(version: string, contract: Contract): Record<string, unknown> {
@@ -32,7 +32,9 @@ export function buildOpenApiDocument(version: string, contract: Contract): Recor
     responses[String(success.status)] = success.schema
       ? { description: success.description, content: { [success.contentType ?? 'application/json']: { schema: toJsonSchema(named, success.schema) } } }
       : { description: success.description };
-    for (const status of [...operation.errors, ...ANY_OPERATION_ERRORS]) {
+    // A body sent where none is taken is still read, so any method but GET can be refused with 413.
+    const bodyLimit = operation.method === 'GET' ? [] : [413];
+    for (const status of [...operation.errors, ...ANY_OPERATION_ERRORS, ...bodyLimit]) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
     }
     paths[path] ??= {};
