@@ -58,7 +58,7 @@ export class ChatOutput {
   turnEnded(status: string, error: string | null): void {
     this.endStream();
     if (status === 'completed') return;
-    this.line(this.style(status === 'cancelled' ? 'yellow' : 'red', `[${status}${error ? `: ${inert(error)}` : ''}]`));
+    this.line(this.style(status === 'cancelled' ? 'yellow' : 'red', `[${status}${error && error !== status ? `: ${inert(error)}` : ''}]`));
   }
 
   /** Ends streamed text so the next output starts on its own line. */
