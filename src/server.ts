@@ -14,7 +14,7 @@ import { Scheduler } from './runtime/scheduler.ts';
 import { createTurnTools } from './runtime/turn-tools.ts';
 import { AdapterCache } from './runtime/adapters.ts';
 import { SubscriberLimits } from './http/events-route.ts';
-import { createToolRegistry, type ToolRegistry } from './agent/tools/registry.ts';
+import type { ToolRegistry } from './agent/tools/registry.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { detectHostConfinement, type ConfinementMode } from './sandbox/host-confinement.ts';
@@ -62,10 +62,11 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const confinement = await probingConfinement;
   const shell = confinement.confined ? { runner: confinement.runner, confined: true } : {};
   const adapters = new AdapterCache(catalog);
-  const registries = new Map<Dialect, ToolRegistry>();
+  // The tools, with TypeBox that declares their arguments, load with the first turn, not at start-up.
+  const registries = new Map<Dialect, Promise<ToolRegistry>>();
   const registryFor = (dialect: Dialect) => {
     let registry = registries.get(dialect);
-    if (!registry) registries.set(dialect, (registry = createToolRegistry({ dialect, shell })));
+    if (!registry) registries.set(dialect, (registry = import('./agent/tools/registry.ts').then(({ createToolRegistry }) => createToolRegistry({ dialect, shell }))));
     return registry;
   };
   let runtime: BoundaryRuntime;
@@ -76,7 +77,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         scheduler,
         logger: log,
         adapterFor: (model) => adapters.adapterFor(model),
-        toolsFor: (scope) => createTurnTools(scope, registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined }),
+        toolsFor: async (scope) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined }),
       },
     );
   } catch (error) {

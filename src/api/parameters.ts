@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TOptional, type TSchema } from 'typebox';
 import type { ErrorCode } from '../domain/errors.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './paging.ts';
 
 /**
  * Query parameters and headers of the operations, declared once: the schema validates the request
@@ -46,14 +47,13 @@ function parameterSet<P extends Record<string, Parameter>>(declared: P, standsIn
   return standsInFor ? { schema, errors, standsInFor } : { schema, errors };
 }
 
-export const DEFAULT_PAGE_SIZE = 50;
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 /** Integers arrive as text; http/query.ts turns plain decimal digits into numbers before validation. */
 const eventId = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 
 const limit = parameter(
-  Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE, description: `1 to 100, default ${DEFAULT_PAGE_SIZE}` }),
-  'invalid_limit', 'limit must be an integer from 1 to 100',
+  Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}` }),
+  'invalid_limit', `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`,
 );
 const uuidFilter = (name: string, description: string) =>
   parameter(Type.String({ format: 'uuid', pattern: UUID_PATTERN, description }), 'invalid_query', `${name} must be a UUID`);

@@ -42,7 +42,7 @@ export interface TurnToolScope {
 }
 
 /** Builds the tools of one agent (policy, approvals, execution); the composition root supplies it. */
-export type TurnToolsFactory = (scope: TurnToolScope) => TurnTools;
+export type TurnToolsFactory = (scope: TurnToolScope) => Promise<TurnTools>;
 
 export interface TurnRunnerDeps {
   boundary: Boundary;
@@ -153,7 +153,7 @@ export class TurnRunner {
     const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
     try {
       const userItem = userMessageItem(text.input, turn.attachments, files.paths);
-      const tools = this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null) });
+      const tools = await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null) });
       const adapter = await this.deps.adapterFor(model);
       hub.emit('agent.turn.started', session.id, record.id, {});
       const instructions = () => codingInstructions({ cwd: session.cwd, planMode: tools.planMode() });

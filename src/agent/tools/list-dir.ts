@@ -4,10 +4,11 @@
  */
 import { readdir, readlink } from 'node:fs/promises';
 import { closeDirectory, directoryPath, entryPath, openChildDirectory, openDirectoryExact, UnsafePathError, type OpenDirectory } from '../../workspace/no-follow.ts';
-import { optionalInteger, optionalString, parseJsonArguments } from './arguments.ts';
+import { Type } from 'typebox';
+import { functionTool } from './arguments.ts';
 import { timeLimit, type TimeLimit } from './time-limit.ts';
 import { displayPath, resolveToolPath, toolErrors } from './tool-paths.ts';
-import { success, ToolError, type Tool } from './types.ts';
+import { success, ToolError } from './types.ts';
 
 export const DEFAULT_LIST_DEPTH = 2;
 const MAX_LIST_DEPTH = 5;
@@ -20,27 +21,19 @@ export interface ListDirArgs {
   depth: number;
 }
 
-export const listDirTool: Tool<ListDirArgs> = {
+export const listDirTool = functionTool({
   name: 'list_dir',
-  kind: 'function',
   description:
     `Lists a directory as an indented tree (directories end with "/", symlinks with "@"). depth ` +
     `defaults to ${DEFAULT_LIST_DEPTH} (1 = direct entries only); at most ${MAX_LIST_ENTRIES} entries are shown.`,
-  parameters: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'directory, relative to the session cwd; default "."' },
-      depth: { type: 'integer', minimum: 1, maximum: MAX_LIST_DEPTH },
+  arguments: Type.Object(
+    {
+      path: Type.Optional(Type.String({ description: 'directory, relative to the session cwd; default "."' })),
+      depth: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST_DEPTH })),
     },
-    additionalProperties: false,
-  },
-  parse(input) {
-    const args = parseJsonArguments(input, ['path', 'depth']);
-    return {
-      path: optionalString(args, 'path') || '.',
-      depth: optionalInteger(args, 'depth', 1, MAX_LIST_DEPTH) ?? DEFAULT_LIST_DEPTH,
-    };
-  },
+    { additionalProperties: false },
+  ),
+  refine: (args): ListDirArgs => ({ path: args.path || '.', depth: args.depth ?? DEFAULT_LIST_DEPTH }),
   plan: (args) => ({ readOnly: true, paths: [args.path] }),
   async run(args, ctx) {
     const limit = timeLimit(ctx.signal, 'list_dir');
@@ -64,7 +57,7 @@ export const listDirTool: Tool<ListDirArgs> = {
     const footer = listing.full ? `\n[… stopped after ${MAX_LIST_ENTRIES} entries; list a subdirectory or lower depth …]` : '';
     return success([header, ...listing.lines].join('\n') + footer, listing.full);
   },
-};
+});
 
 async function walk(
   directory: OpenDirectory,

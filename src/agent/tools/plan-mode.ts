@@ -4,25 +4,19 @@
  * and tells the model, in its output, what the human decided. Entering and leaving plan mode is
  * reported as an effect; the agent loop owns the session's plan-mode state.
  */
-import { parseJsonArguments, requiredString, requiredStringArray } from './arguments.ts';
-import { success, ToolError, type Tool } from './types.ts';
+import { Type } from 'typebox';
+import { functionTool } from './arguments.ts';
+import { success, ToolError } from './types.ts';
 
 /** A HumanRequest carries at most 100 options; `custom` is always the last one. */
 const MAX_QUESTION_OPTIONS = 99;
 
-export const enterPlanModeTool: Tool<{ reason: string }> = {
+export const enterPlanModeTool = functionTool({
   name: 'enter_plan_mode',
-  kind: 'function',
   description:
     'Asks the user to switch to plan mode: only read-only tools until you present a plan with ' +
     'exit_plan_mode and the user approves it. Use it before large or risky changes.',
-  parameters: {
-    type: 'object',
-    properties: { reason: { type: 'string', description: 'why planning first helps' } },
-    required: ['reason'],
-    additionalProperties: false,
-  },
-  parse: (input) => ({ reason: requiredString(parseJsonArguments(input, ['reason']), 'reason') }),
+  arguments: Type.Object({ reason: Type.String({ minLength: 1, description: 'why planning first helps' }) }, { additionalProperties: false }),
   plan: () => ({ readOnly: true, paths: [] }),
   async run(args, ctx) {
     if (ctx.planMode) return success('You are already in plan mode.');
@@ -38,21 +32,14 @@ export const enterPlanModeTool: Tool<{ reason: string }> = {
     }
     return success('The user declined plan mode. Continue without it.');
   },
-};
+});
 
-export const exitPlanModeTool: Tool<{ plan: string }> = {
+export const exitPlanModeTool = functionTool({
   name: 'exit_plan_mode',
-  kind: 'function',
   description:
     'Presents your plan to the user and asks to leave plan mode and carry it out. The user may ' +
     'approve it, ask for changes (you receive their feedback), or cancel.',
-  parameters: {
-    type: 'object',
-    properties: { plan: { type: 'string', description: 'the complete plan, in Markdown' } },
-    required: ['plan'],
-    additionalProperties: false,
-  },
-  parse: (input) => ({ plan: requiredString(parseJsonArguments(input, ['plan']), 'plan') }),
+  arguments: Type.Object({ plan: Type.String({ minLength: 1, description: 'the complete plan, in Markdown' }) }, { additionalProperties: false }),
   plan: () => ({ readOnly: true, paths: [] }),
   async run(args, ctx) {
     const prompt = `The agent proposes this plan and asks to leave plan mode and carry it out:\n\n${args.plan}`;
@@ -69,36 +56,31 @@ export const exitPlanModeTool: Tool<{ plan: string }> = {
     }
     return success('The user cancelled the plan. Do not carry it out; stay in plan mode and wait for their next message.');
   },
-};
+});
 
 export interface QuestionArgs {
   question: string;
   options: string[];
 }
 
-export const askQuestionTool: Tool<QuestionArgs> = {
+export const askQuestionTool = functionTool({
   name: 'ask_question',
-  kind: 'function',
   description:
     'Asks the user a question with a few suggested answers; they may also answer in their own ' +
     'words. Use it when a decision is theirs to make.',
-  parameters: {
-    type: 'object',
-    properties: {
-      question: { type: 'string' },
-      options: { type: 'array', items: { type: 'string' }, maxItems: MAX_QUESTION_OPTIONS },
+  arguments: Type.Object(
+    {
+      question: Type.String({ minLength: 1 }),
+      options: Type.Array(Type.String(), { maxItems: MAX_QUESTION_OPTIONS }),
     },
-    required: ['question', 'options'],
-    additionalProperties: false,
-  },
-  parse(input) {
-    const args = parseJsonArguments(input, ['question', 'options']);
-    const options = requiredStringArray(args, 'options').map((option) => option.trim());
+    { additionalProperties: false },
+  ),
+  refine(args): QuestionArgs {
+    const options = args.options.map((option) => option.trim());
     if (options.some((option) => option === '')) throw new ToolError('options must not be empty strings');
     if (new Set(options).size !== options.length) throw new ToolError('options must be distinct');
     if (options.includes('custom')) throw new ToolError('"custom" is reserved for the user\'s own answer; do not offer it');
-    if (options.length > MAX_QUESTION_OPTIONS) throw new ToolError(`at most ${MAX_QUESTION_OPTIONS} options`);
-    return { question: requiredString(args, 'question'), options };
+    return { question: args.question, options };
   },
   plan: () => ({ readOnly: true, paths: [] }),
   async run(args, ctx) {
@@ -109,4 +91,4 @@ export const askQuestionTool: Tool<QuestionArgs> = {
     }
     return success(`The user chose: ${decision}`);
   },
-};
+});

@@ -1,11 +1,12 @@
 /** `read_file`: a range of a text file's lines, numbered, within the model output budget. */
 import { closeSync, createReadStream, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { optionalInteger, parseJsonArguments, requiredString } from './arguments.ts';
+import { Type } from 'typebox';
+import { functionTool } from './arguments.ts';
 import { MODEL_OUTPUT_LIMIT } from './output.ts';
 import { timeLimit, type TimeLimit } from './time-limit.ts';
 import { openToolPath } from './tool-paths.ts';
-import { success, ToolError, type Tool } from './types.ts';
+import { success, ToolError } from './types.ts';
 
 export const DEFAULT_READ_LINES = 2000;
 const MAX_READ_LINES = 20_000;
@@ -18,30 +19,20 @@ export interface ReadFileArgs {
   limit: number;
 }
 
-export const readFileTool: Tool<ReadFileArgs> = {
+export const readFileTool = functionTool({
   name: 'read_file',
-  kind: 'function',
   description:
     'Reads a text file and returns its lines numbered from 1. Use offset (first line, 1-based) and ' +
     `limit (number of lines, default ${DEFAULT_READ_LINES}) to page through long files. Binary files are refused.`,
-  parameters: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'file path, relative to the session cwd or absolute' },
-      offset: { type: 'integer', minimum: 1, description: 'first line to show, 1-based' },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_READ_LINES, description: 'number of lines to show' },
+  arguments: Type.Object(
+    {
+      path: Type.String({ minLength: 1, description: 'file path, relative to the session cwd or absolute' }),
+      offset: Type.Optional(Type.Integer({ minimum: 1, description: 'first line to show, 1-based' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_READ_LINES, description: 'number of lines to show' })),
     },
-    required: ['path'],
-    additionalProperties: false,
-  },
-  parse(input) {
-    const args = parseJsonArguments(input, ['path', 'offset', 'limit']);
-    return {
-      path: requiredString(args, 'path'),
-      offset: optionalInteger(args, 'offset', 1, Number.MAX_SAFE_INTEGER) ?? 1,
-      limit: optionalInteger(args, 'limit', 1, MAX_READ_LINES) ?? DEFAULT_READ_LINES,
-    };
-  },
+    { additionalProperties: false },
+  ),
+  refine: (args): ReadFileArgs => ({ path: args.path, offset: args.offset ?? 1, limit: args.limit ?? DEFAULT_READ_LINES }),
   plan: (args) => ({ readOnly: true, paths: [args.path] }),
   async run(args, ctx) {
     const limit = timeLimit(ctx.signal, 'read_file');
@@ -60,7 +51,7 @@ export const readFileTool: Tool<ReadFileArgs> = {
       if (!streaming) closeSync(fd);
     }
   },
-};
+});
 
 /** Streams the lines of the open file; the stream owns (and closes) the descriptor. */
 async function readLines(fd: number, args: ReadFileArgs, limit: TimeLimit) {

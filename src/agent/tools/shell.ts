@@ -6,7 +6,8 @@
  * set run unasked). Every command gets the allowlisted environment of environment.ts.
  */
 import { statSync } from 'node:fs';
-import { optionalInteger, optionalString, parseJsonArguments, requiredStringArray, type JsonObject } from './arguments.ts';
+import { Type, type Static } from 'typebox';
+import { functionTool } from './arguments.ts';
 import { literalArgvOf } from '../policy/literal-command.ts';
 import { toolEnvironment } from './environment.ts';
 import { createProcessGroupRunner, type CommandResult, type CommandRunner } from './process-group.ts';
@@ -30,30 +31,27 @@ export interface ShellToolOptions {
   confined?: boolean;
 }
 
+const ShellArguments = Type.Object(
+  {
+    command: Type.Union([Type.Array(Type.String(), { minItems: 1 }), Type.String()], { description: 'argv array (run directly) or a bash command string' }),
+    // larger values are capped rather than refused (the description says the maximum)
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    workdir: Type.Optional(Type.String({ description: 'directory to run in, relative to the session cwd' })),
+  },
+  { additionalProperties: false },
+);
+
 export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs> {
   const runner = options.runner ?? createProcessGroupRunner();
-  return {
+  return functionTool({
     name: 'shell',
-    kind: 'function',
     description:
       'Runs a command in the session working directory and returns its exit code and combined ' +
       'stdout/stderr (long output keeps its head and tail). Pass an argv array to run a program ' +
       'directly, or a string to run it with `bash -lc` (pipes, redirection, &&). Commands that are ' +
       'not read-only may need the user\'s approval. Default timeout 120000 ms, at most 600000 ms.',
-    parameters: {
-      type: 'object',
-      properties: {
-        command: {
-          description: 'argv array (run directly) or a bash command string',
-          anyOf: [{ type: 'array', items: { type: 'string' }, minItems: 1 }, { type: 'string' }],
-        },
-        timeout_ms: { type: 'integer', minimum: 1, maximum: MAX_SHELL_TIMEOUT_MS },
-        workdir: { type: 'string', description: 'directory to run in, relative to the session cwd' },
-      },
-      required: ['command'],
-      additionalProperties: false,
-    },
-    parse: (input) => parseShellArgs(parseJsonArguments(input, ['command', 'timeout_ms', 'workdir'])),
+    arguments: ShellArguments,
+    refine: shellArgs,
     plan: (args) => ({ readOnly: false, paths: [args.workdir ?? '.'], command: args.command }),
     async run(args, ctx) {
       const cwd = resolveToolPath(ctx, args.workdir ?? '.');
@@ -74,7 +72,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
         ok: result.exitCode === 0 && !result.timedOut && !result.aborted,
       };
     },
-  };
+  });
 }
 
 /**
@@ -90,16 +88,12 @@ function argvFor(command: string[] | string, withoutShell: boolean): string[] {
   return argv;
 }
 
-function parseShellArgs(args: JsonObject): ShellArgs {
-  const command = typeof args.command === 'string' ? args.command : requiredStringArray(args, 'command');
-  if (typeof command === 'string' ? command.trim() === '' : command.length === 0 || command[0] === '') {
-    throw new ToolError('"command" must not be empty');
-  }
-  const timeoutMs = optionalInteger(args, 'timeout_ms', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_SHELL_TIMEOUT_MS;
-  const workdir = optionalString(args, 'workdir');
+function shellArgs(args: Static<typeof ShellArguments>): ShellArgs {
+  const { command, workdir } = args;
+  if (typeof command === 'string' ? command.trim() === '' : command[0] === '') throw new ToolError('"command" must not be empty');
   return {
     command,
-    timeoutMs: Math.min(timeoutMs, MAX_SHELL_TIMEOUT_MS),
+    timeoutMs: Math.min(args.timeout_ms ?? DEFAULT_SHELL_TIMEOUT_MS, MAX_SHELL_TIMEOUT_MS),
     ...(workdir ? { workdir } : {}),
   };
 }

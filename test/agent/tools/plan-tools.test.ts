@@ -23,7 +23,7 @@ test('update_plan records the plan as an effect and answers "Plan updated"', asy
   assert.deepEqual(outcome.effects, {
     plan: { explanation: 'why', steps: [{ step: 'read', status: 'completed' }, { step: 'write', status: 'in_progress' }] },
   });
-  assert.throws(() => updatePlanTool.parse(JSON.stringify({ plan: [{ step: 'a', status: 'done' }] })), /status must be one of/);
+  assert.throws(() => updatePlanTool.parse(JSON.stringify({ plan: [{ step: 'a', status: 'done' }] })), /"plan\[0\]\.status" must be one of pending, in_progress, completed/);
   assert.throws(() => updatePlanTool.parse(JSON.stringify({ plan: [{ step: 'a', status: 'in_progress' }, { step: 'b', status: 'in_progress' }] })), /at most one/);
   assert.throws(() => updatePlanTool.parse('{}'), ToolError);
 });

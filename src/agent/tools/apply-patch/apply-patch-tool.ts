@@ -3,7 +3,8 @@
  * (freeform) tool whose input is the patch text itself; elsewhere a function tool `{ patch }`.
  */
 import { PathError } from '../../../workspace/paths.ts';
-import { parseJsonArguments, requiredString } from '../arguments.ts';
+import { Type } from 'typebox';
+import { argumentsParser, modelSchema } from '../arguments.ts';
 import { resolveToolPath } from '../tool-paths.ts';
 import { success, ToolError, type Tool } from '../types.ts';
 import { applyPatchOperations, type AppliedChange } from './apply.ts';
@@ -30,25 +31,22 @@ const FORMAT_GUIDE = `Edits files with a patch. Format:
 Paths are relative to the session working directory. Give about 3 lines of context around each
 change. The whole patch applies or nothing does.`;
 
+/** The function-tool shape: `{ patch }`. */
+const PatchArguments = Type.Object(
+  { patch: Type.String({ minLength: 1, description: 'the whole patch, from "*** Begin Patch" to "*** End Patch"' }) },
+  { additionalProperties: false },
+);
+const parsePatchArguments = argumentsParser(PatchArguments);
+
 export function createApplyPatchTool(kind: 'custom' | 'function'): Tool<ApplyPatchArgs> {
-  const shape =
-    kind === 'custom'
-      ? { format: { type: 'text' as const } }
-      : {
-          parameters: {
-            type: 'object',
-            properties: { patch: { type: 'string', description: 'the whole patch, from "*** Begin Patch" to "*** End Patch"' } },
-            required: ['patch'],
-            additionalProperties: false,
-          },
-        };
+  const shape = kind === 'custom' ? { format: { type: 'text' as const } } : { parameters: modelSchema(PatchArguments) };
   return {
     name: 'apply_patch',
     kind,
     description: FORMAT_GUIDE,
     ...shape,
     parse(input) {
-      const patch = kind === 'custom' ? input : requiredString(parseJsonArguments(input, ['patch']), 'patch');
+      const patch = kind === 'custom' ? input : parsePatchArguments(input).patch;
       try {
         return { patch, operations: parsePatch(patch) };
       } catch (error) {

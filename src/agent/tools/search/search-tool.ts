@@ -1,6 +1,7 @@
 /** `search`: regex search over files, by ripgrep when installed and in JavaScript otherwise. */
 import { PathError } from '../../../workspace/paths.ts';
-import { optionalString, parseJsonArguments, requiredString } from '../arguments.ts';
+import { Type } from 'typebox';
+import { functionTool } from '../arguments.ts';
 import { timeLimit } from '../time-limit.ts';
 import { displayPath, resolveToolPath } from '../tool-paths.ts';
 import { success, ToolError, type Tool } from '../types.ts';
@@ -36,28 +37,21 @@ export function chooseSearchBackend(options: SearchToolOptions = {}): { name: 'r
 
 export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchArgs> {
   const { backend } = chooseSearchBackend(options);
-  return {
+  return functionTool({
     name: 'search',
-    kind: 'function',
     description:
       'Searches file contents for a regular expression and returns "path:line:text" lines ' +
       `(at most ${MAX_SEARCH_RESULTS}). Skips .git, node_modules and binary files. ` +
       'Optional path (file or directory, default the session cwd) and glob (e.g. "*.ts", "src/**/*.md", "!*.min.js").',
-    parameters: {
-      type: 'object',
-      properties: {
-        pattern: { type: 'string', description: 'regular expression; prefix (?i) for case-insensitive' },
-        path: { type: 'string', description: 'file or directory to search, relative to the session cwd' },
-        glob: { type: 'string', description: 'only search files matching this glob' },
+    arguments: Type.Object(
+      {
+        pattern: Type.String({ minLength: 1, description: 'regular expression; prefix (?i) for case-insensitive' }),
+        path: Type.Optional(Type.String({ description: 'file or directory to search, relative to the session cwd' })),
+        glob: Type.Optional(Type.String({ description: 'only search files matching this glob' })),
       },
-      required: ['pattern'],
-      additionalProperties: false,
-    },
-    parse(input) {
-      const args = parseJsonArguments(input, ['pattern', 'path', 'glob']);
-      const glob = optionalString(args, 'glob');
-      return { pattern: requiredString(args, 'pattern'), path: optionalString(args, 'path') || '.', ...(glob ? { glob } : {}) };
-    },
+      { additionalProperties: false },
+    ),
+    refine: ({ pattern, path, glob }): SearchArgs => ({ pattern, path: path || '.', ...(glob ? { glob } : {}) }),
     plan: (args) => ({ readOnly: true, paths: [args.path] }),
     async run(args, ctx) {
       const target = resolveToolPath(ctx, args.path);
@@ -76,5 +70,5 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchAr
       if (result.limitReached) lines.push(`[… stopped after ${MAX_SEARCH_RESULTS} matches; narrow the pattern, path or glob …]`);
       return success(lines.join('\n'), result.limitReached);
     },
-  };
+  });
 }
