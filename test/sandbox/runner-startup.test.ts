@@ -82,7 +82,9 @@ describe('--sandbox-runner at start-up', () => {
 
   it('serves in single-user mode with a sound runner (one sandbox for the one boundary)', async () => {
     const state = scratchDirectory('agentd-runner-startup-');
-    const child = spawn(process.execPath, [AGENTD, 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--sandbox-runner', SHIPPED_RUNNER], {
+    // a wrapper, so that the checkout's own file modes (a umask 002 clone) do not decide the test
+    const runner = runnerScript(`exec ${SHIPPED_RUNNER} "$@"`);
+    const child = spawn(process.execPath, [AGENTD, 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--sandbox-runner', runner], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
