@@ -153,7 +153,8 @@ export interface AgentdChild {
 }
 
 export async function startAgentd(backend: TestBackend, workspace: string, modelsFile: string, extraArgs: string[] = []): Promise<AgentdChild> {
-  const args = ['serve', '--port', '0', '--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--log-level', 'error', '--max-concurrent-turns', '16', ...(backend.databaseUrl ? ['--database-url', backend.databaseUrl] : []), ...extraArgs];
+  const limits = extraArgs.includes('--max-concurrent-turns') ? [] : ['--max-concurrent-turns', '16'];
+  const args = ['serve', '--port', '0', '--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--log-level', 'error', ...limits, ...(backend.databaseUrl ? ['--database-url', backend.databaseUrl] : []), ...extraArgs];
   const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -214,7 +215,7 @@ export async function orphanToolProcesses(marker: string, graceMs = 3_000): Prom
   }
 }
 
-function processesWith(marker: string): string[] {
+export function processesWith(marker: string): string[] {
   return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(marker);
