@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError, type ErrorCode } from '../domain/errors.ts';
+import { isStoreUnavailable } from '../store/unavailable.ts';
 import type { ParameterError } from '../api/parameters.ts';
 
 interface FastifyLikeError {
@@ -49,6 +50,7 @@ export function toApiError(error: unknown, parameterErrors: ParameterErrors = {}
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return new ApiError('invalid_json', 'the request could not be read');
   }
+  if (isStoreUnavailable(error)) return new ApiError('store_unavailable', 'the database is unavailable');
   return new ApiError('internal_error', 'internal error');
 }
 

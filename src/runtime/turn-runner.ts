@@ -8,6 +8,7 @@ import type { ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
 import { findModel } from '../config/catalog.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import { finalizeTurn } from '../store/finalize.ts';
+import { storeTerminalTurn } from '../store/eventual-turn-write.ts';
 import { readTurnText, updateTurn, type TurnRecord, type TurnText } from '../store/turns.ts';
 import type { SessionRecord } from '../store/sessions.ts';
 import { userMessageItem, writeTurnFiles } from '../workspace/attachments.ts';
@@ -223,7 +224,7 @@ export class TurnRunner {
     } catch (error) {
       logger.error({ err: error, turnId: step.record.id }, 'could not store the turn\'s history');
       step = applyTurnTransition(turn.record, { kind: 'fail', at, error: HISTORY_NOT_STORED, output: step.record.output });
-      await updateTurn(boundary.db, step.record).catch(() => {});
+      await storeTerminalTurn(boundary.db, step.record, logger);
     }
     this.settle(turn, step);
   }

@@ -102,6 +102,9 @@ async function openPostgres(url: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => {});
+  // Nor may one that is checked out (between the statements of a transaction): without a listener
+  // its 'error' is an uncaught exception. The statement in flight still fails on its own.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
 }
 

@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import type { Db } from './database.ts';
+import { updateTurn, type TurnRecord } from './turns.ts';
+
+/** Pauses between attempts while the database stays away: quick at first, then every 10 s. */
+const RETRY_DELAYS_MS = [500, 1_000, 2_000, 5_000, 10_000];
+
+/**
+ * Stores a turn's terminal row now if the database takes it, else keeps trying in the background
+ * until it does: a turn that ended during an outage is durably terminal once the database returns,
+ * without a restart (issue 17 §3). Resolves after the first attempt. The timers do not hold the
+ * process open; if it stops first, start-up marks the row `interrupted` as for any crash.
+ */
+export async function storeTerminalTurn(db: Db, record: TurnRecord, logger: Logger): Promise<void> {
+  const snapshot = { ...record };
+  if (await attempt(db, snapshot)) return;
+  let retry = 0;
+  const again = () => {
+    const timer = setTimeout(async () => {
+      if (await attempt(db, snapshot)) {
+        logger.info({ turnId: snapshot.id, attempts: retry + 2 }, 'the terminal state of a turn was stored after the database returned');
+        return;
+      }
+      retry += 1;
+      again();
+    }, RETRY_DELAYS_MS[Math.min(retry, RETRY_DELAYS_MS.length - 1)]);
+    timer.unref();
+  };
+  again();
+}
+
+async function attempt(db: Db, record: TurnRecord): Promise<boolean> {
+  try {
+    await updateTurn(db, record);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Whether a failure means the database cannot be reached or cannot take writes right now (the
+ * request may succeed later), as opposed to a fault in what was asked. The HTTP layer answers these
+ * with 503 store_unavailable instead of 500.
+ */
+
+/** Socket errors of a PostgreSQL connection that never opened or broke. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * SQLSTATEs: class 08 (connection exception), 53 (insufficient resources: disk full, out of
+ * memory, too many connections), 57P01-57P03 (shut down, or starting and not accepting yet).
+ */
+const POSTGRES_STATE = /^(08...|53...|57P0[123])$/;
+
+/** node-postgres says these without a code when the server goes away or a connect times out. */
+const POSTGRES_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed/i;
+
+/** better-sqlite3 codes of a full disk, a read-only or vanished file, I/O errors and locks held too long. */
+const SQLITE_CODE = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|BUSY|LOCKED|NOTADB|PROTOCOL)/;
+
+export function isStoreUnavailable(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_STATE.test(code) || SQLITE_CODE.test(code))) return true;
+  if (error instanceof AggregateError) return error.errors.some(isStoreUnavailable);
+  return typeof message === 'string' && POSTGRES_MESSAGES.test(message);
+}
