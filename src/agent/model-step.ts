@@ -138,7 +138,9 @@ export async function runModelStep(
 async function* watched(adapter: ProviderAdapter, request: ModelRequest, turnSignal: AbortSignal, stallTimeoutMs: number): AsyncGenerator<ProviderEvent> {
   const attempt = new AbortController();
   const stopAttempt = () => attempt.abort(turnSignal.reason);
-  turnSignal.addEventListener('abort', stopAttempt, { once: true });
+  // A signal aborted before this point never fires 'abort' again.
+  if (turnSignal.aborted) stopAttempt();
+  else turnSignal.addEventListener('abort', stopAttempt, { once: true });
   const iterator = adapter.stream(request, attempt.signal)[Symbol.asyncIterator]();
   let finished = false;
   try {
