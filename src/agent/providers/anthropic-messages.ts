@@ -8,7 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } from './anthropic-convert.ts';
 import { customToolParameters } from './chat-convert.ts';
-import { isAbortError, streamEndedEarlyError, toProviderError } from './provider-error.ts';
+import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
 import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from './types.ts';
 
 export interface AnthropicAdapterOptions {
@@ -103,23 +103,7 @@ async function* streamMessage(
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<ProviderEvent> {
-  const reader = new MessageStreamReader(request);
-  try {
-    const stream = await client.messages.create(buildAnthropicRequest(request), { signal });
-    for await (const event of stream) yield* reader.read(event);
-  } catch (error) {
-    if (signal.aborted || isAbortError(error)) throw abortError(signal, error);
-    throw toProviderError(error, { provider: connection.provider, apiKey: connection.apiKey });
-  }
-  // The SDK ends iteration quietly when aborted mid-stream.
-  if (signal.aborted) throw abortError(signal, null);
-  if (reader.stopReason === null) throw streamEndedEarlyError(connection.provider);
-  yield* reader.finish();
-}
-
-function abortError(signal: AbortSignal, error: unknown): unknown {
-  if (signal.reason instanceof Error) return signal.reason;
-  return error ?? new DOMException('The operation was aborted.', 'AbortError');
+  yield* readSdkStream(() => client.messages.create(buildAnthropicRequest(request), { signal }), new MessageStreamReader(request), connection, signal);
 }
 
 interface OpenBlock {
@@ -131,8 +115,12 @@ type StreamEvent = Anthropic.RawMessageStreamEvent;
 type StreamUsage = Partial<Anthropic.MessageDeltaUsage> | Anthropic.Usage;
 
 /** Turns SDK stream events into provider events, keeping every content block in its final form. */
-class MessageStreamReader {
+class MessageStreamReader implements SdkStreamReader<StreamEvent> {
   stopReason: string | null = null;
+
+  ended(): boolean {
+    return this.stopReason !== null;
+  }
   private responseId = '';
   private model: string | null = null;
   private readonly open = new Map<number, OpenBlock>();

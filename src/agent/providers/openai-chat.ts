@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { canonicalToChatMessages, chatTools } from './chat-convert.ts';
-import { isAbortError, streamEndedEarlyError, toProviderError } from './provider-error.ts';
+import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
 import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from './types.ts';
 
 export interface OpenAIChatAdapterOptions {
@@ -66,23 +66,9 @@ export function chatCompletion(finishReason: string | null): Completion {
 }
 
 async function* streamChat(client: OpenAI, connection: ConnectionSettings, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-  const reader = new ChatStreamReader(request);
-  try {
-    const stream = await client.chat.completions.create(buildChatRequest(request, connection.provider), { signal });
-    for await (const chunk of stream) yield* reader.read(chunk as unknown as ChatChunk);
-  } catch (error) {
-    if (signal.aborted || isAbortError(error)) throw abortError(signal, error);
-    throw toProviderError(error, { provider: connection.provider, apiKey: connection.apiKey });
-  }
-  // The client ends iteration quietly when aborted mid-stream.
-  if (signal.aborted) throw abortError(signal, null);
-  if (reader.finishReason === null) throw streamEndedEarlyError(connection.provider);
-  yield* reader.finish();
-}
-
-function abortError(signal: AbortSignal, error: unknown): unknown {
-  if (signal.reason instanceof Error) return signal.reason;
-  return error ?? new DOMException('The operation was aborted.', 'AbortError');
+  // the chunks are read through ChatChunk, which adds the fields compatible servers send
+  const open = async () => (await client.chat.completions.create(buildChatRequest(request, connection.provider), { signal })) as AsyncIterable<unknown> as AsyncIterable<ChatChunk>;
+  yield* readSdkStream(open, new ChatStreamReader(request), connection, signal);
 }
 
 /** The chunk fields we read, including the non-standard ones compatible servers add. */
@@ -117,8 +103,12 @@ interface ToolCallState {
   started: boolean;
 }
 
-class ChatStreamReader {
+class ChatStreamReader implements SdkStreamReader<ChatChunk> {
   finishReason: string | null = null;
+
+  ended(): boolean {
+    return this.finishReason !== null;
+  }
   private responseId = '';
   private model: string | null = null;
   private usage: ChatUsage | null = null;

@@ -1,0 +1,40 @@
+import { isAbortError, streamEndedEarlyError, toProviderError } from './provider-error.ts';
+import type { ConnectionSettings, ProviderEvent } from './types.ts';
+
+/** Reads one dialect's SDK stream events into provider events. */
+export interface SdkStreamReader<Event> {
+  read(event: Event): Iterable<ProviderEvent>;
+  /** whether the stream's terminal event (a stop or finish reason) has arrived */
+  ended(): boolean;
+  /** the events that close a completed stream */
+  finish(): Iterable<ProviderEvent>;
+}
+
+/**
+ * The stream and abort handling the SDK-backed adapters share: a cancelled step rethrows the
+ * signal's reason (not a provider failure, so it is never retried), every other failure becomes a
+ * ProviderError with the key scrubbed, and a stream that stops before its terminal event is a
+ * retryable failure rather than a short answer.
+ */
+export async function* readSdkStream<Event>(
+  open: () => Promise<AsyncIterable<Event>>,
+  reader: SdkStreamReader<Event>,
+  connection: ConnectionSettings,
+  signal: AbortSignal,
+): AsyncGenerator<ProviderEvent> {
+  try {
+    for await (const event of await open()) yield* reader.read(event);
+  } catch (error) {
+    if (signal.aborted || isAbortError(error)) throw abortError(signal, error);
+    throw toProviderError(error, { provider: connection.provider, apiKey: connection.apiKey });
+  }
+  // The SDKs end iteration quietly when aborted mid-stream.
+  if (signal.aborted) throw abortError(signal, null);
+  if (!reader.ended()) throw streamEndedEarlyError(connection.provider);
+  yield* reader.finish();
+}
+
+function abortError(signal: AbortSignal, error: unknown): unknown {
+  if (signal.reason instanceof Error) return signal.reason;
+  return error ?? new DOMException('The operation was aborted.', 'AbortError');
+}
