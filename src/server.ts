@@ -19,6 +19,7 @@ import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { detectHostConfinement, type ConfinementMode } from './sandbox/host-confinement.ts';
 import type { CatalogModel } from './config/models-file.ts';
+import { startTelemetry } from './telemetry/telemetry.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -26,6 +27,8 @@ export interface RunningServer {
   /** the address actually bound, e.g. http://127.0.0.1:4096 */
   url: string;
   port: number;
+  /** the Prometheus scrape URL with --metrics-port, else null */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
     logger: log,
   });
+  const telemetry = await startTelemetry({ metricsPort: config.metricsPort, metricsHost: config.metricsHost, perTenant: config.tenants !== null }, env, log, VERSION);
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
 
   const scheduler = new Scheduler({
@@ -59,6 +63,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     maxRunningPerTenant: null,
     maxQueuedPerTenant: null,
   });
+  telemetry.metrics.observeTurnQueue(() => scheduler.counts);
   const confinement = await probingConfinement;
   const shell = confinement.confined ? { runner: confinement.runner, confined: true } : {};
   const adapters = new AdapterCache(catalog);
@@ -94,6 +99,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     isStopping: () => stopping,
     operations: contract.operations,
     logger: log,
+    metrics: telemetry.metrics,
+    tracing: telemetry.tracing,
     maximumRequestBytes: config.limits.maximumRequestBytes,
     access: { corsOrigins: new Set(config.corsOrigins), token: config.token ? Buffer.from(config.token) : null, port: () => boundPort },
     handlers: createHandlers({
@@ -108,9 +115,12 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
 
   try {
     await app.listen({ host: config.host, port: config.port });
+    await telemetry.listen();
   } catch (error) {
+    await app.close();
     await runtime.close();
     await store.close();
+    await telemetry.close();
     throw error;
   }
   const address = app.server.address();
@@ -124,6 +134,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     store,
     port: boundPort,
     url: `http://${hostForUrl}:${boundPort}`,
+    metricsUrl: telemetry.metricsUrl,
     close() {
       closing ??= (async () => {
         // Stop accepting (new requests on open connections get 503 server_stopping), let in-flight
@@ -138,6 +149,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         await closingApp;
         clearTimeout(grace);
         await store.close();
+        await telemetry.close();
       })();
       return closing;
     },

@@ -55,6 +55,7 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   console.log(`agentd listening on ${server.url}`);
+  if (server.metricsUrl) console.log(`agentd metrics at ${server.metricsUrl}`);
   const stop = async (signal: string) => {
     server.app.log.info({ signal }, 'stopping');
     await server.close();

@@ -4,6 +4,7 @@ import { parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
 import { loadTenantRegistry, type TenantRegistry } from '../tenancy/registry.ts';
 import { sandboxRunnerFileProblem } from '../sandbox/runner-file.ts';
+import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -44,6 +45,12 @@ export interface Config {
   /** True when --models-file was not given and the state-dir default is used (absent is fine). */
   modelsFileIsDefault: boolean;
   logLevel: string;
+  /** --metrics-port, null when metrics are off */
+  metricsPort: number | null;
+  /** --metrics-host, else the API's --host */
+  metricsHost: string;
+  /** the servers of --mcp-config, empty without it */
+  mcpServers: McpServerConfig[];
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -134,6 +141,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
     if (problem) throw new UsageError(`--sandbox-runner: ${problem}`);
   }
 
+  const metricsPort = flags.has('metrics-port') ? integerFlag(flags, 'metrics-port', 0, 0, 65535) : null;
+  const metricsHost = text('metrics-host') ?? host;
+  if (metricsPort === null && flags.has('metrics-host')) throw new UsageError('--metrics-host: only valid with --metrics-port');
+  if (metricsHost.trim() === '') throw new UsageError('--metrics-host: must not be empty');
+  // the metrics answer without a token, so the rule for exposing them is the API's
+  if (!isLoopbackHost(metricsHost) && !allowRemote) throw new UsageError(`--metrics-host: ${metricsHost} is not a loopback address; pass --allow-remote to bind it`);
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port && metricsHost === host) throw new UsageError('--metrics-port: must differ from --port');
+  const mcpConfig = pathFlag(flags, 'mcp-config', cwd);
+
   const corsOrigins = (flags.get('cors-origin') as string[] | undefined) ?? [];
   for (const origin of corsOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new UsageError(`--cors-origin: "${origin}" is not an exact origin such as https://app.example.com`);
@@ -158,6 +174,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd:
     modelsFile: explicitModelsFile ?? join(stateDir, 'models.json'),
     modelsFileIsDefault: explicitModelsFile === null,
     logLevel,
+    metricsPort,
+    metricsHost,
+    mcpServers: mcpConfig ? loadMcpConfig(mcpConfig) : [],
   });
 }
 

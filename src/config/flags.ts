@@ -34,6 +34,9 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },
   { name: 'models-file', kind: 'string', help: 'model catalog (JSON)', defaultText: '<state dir>/models.json if present' },
   { name: 'log-level', kind: 'string', help: 'fatal, error, warn, info, debug, trace or silent', defaultText: 'info' },
+  { name: 'metrics-port', kind: 'integer', help: 'serve Prometheus metrics at /metrics on this port, no token (0 = any free port)', defaultText: 'off' },
+  { name: 'metrics-host', kind: 'string', help: 'address of the metrics listener (with --metrics-port)', defaultText: 'the --host address' },
+  { name: 'mcp-config', kind: 'string', help: 'MCP tool servers (JSON: {"mcpServers": {…}}, docs/OPERATIONS.md)' },
 ];
 
 export type RawFlags = Map<string, string | boolean | string[]>;
@@ -84,6 +87,6 @@ export function formatServeHelp(): string {
   // the widest option name sets the column, with two spaces to spare
   const width = Math.max(...rows.map((row) => row.left.length)) + 2;
   for (const row of rows) lines.push(row.left.padEnd(width) + row.right);
-  lines.push('', 'Environment: SERVICE_TOKEN (bearer token), OPENAI_API_KEY, ANTHROPIC_API_KEY');
+  lines.push('', 'Environment: SERVICE_TOKEN (bearer token), OPENAI_API_KEY, ANTHROPIC_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT (traces)');
   return lines.join('\n');
 }

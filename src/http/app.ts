@@ -9,6 +9,9 @@ import { decimalParameterDecoder } from './query.ts';
 import type { Handlers } from './handlers.ts';
 import { answerClientError } from './client-error.ts';
 import { PARSER_HEAD_BYTES, checkRequestHead, literalizeUndecodablePath } from './request-limits.ts';
+import { instrumentHttp } from '../telemetry/http-telemetry.ts';
+import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
+import { NO_TRACING, type Tracing } from '../telemetry/tracing.ts';
 
 export interface AppOptions {
   logger: Logger;
@@ -18,6 +21,10 @@ export interface AppOptions {
   operations: Operation[];
   /** true once the server has begun to stop: new requests get 503 server_stopping */
   isStopping: () => boolean;
+  /** HTTP request counts and durations by route (default: off) */
+  metrics?: MetricsRecorder;
+  /** a span per request (default: off) */
+  tracing?: Tracing;
 }
 
 declare module 'fastify' {
@@ -46,6 +53,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
+
+  // First, so that requests the access checks refuse are counted and traced too.
+  instrumentHttp(app, options.metrics ?? NO_METRICS, options.tracing ?? NO_TRACING);
 
   // Hooks take callbacks rather than being async: they run on every request, and a promise each is
   // measurable there.
