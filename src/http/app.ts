@@ -8,6 +8,7 @@ import { sendError, toApiError, type ParameterErrors } from './error-reply.ts';
 import { decimalParameterDecoder } from './query.ts';
 import type { Handlers } from './handlers.ts';
 import { answerClientError } from './client-error.ts';
+import { HTTP_TIMEOUTS } from './timeouts.ts';
 import { PARSER_HEAD_BYTES, checkRequestHead, literalizeUndecodablePath } from './request-limits.ts';
 import { instrumentHttp } from '../telemetry/http-telemetry.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
@@ -44,7 +45,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     requestIdHeader: false,
     // A missing Host is our 403 invalid_host, not Node's bare 400. Over-long URLs and headers are
     // parsed so the access checks see them, then refused by checkRequestHead (request-limits.ts).
-    http: { requireHostHeader: false, maxHeaderSize: PARSER_HEAD_BYTES },
+    http: { requireHostHeader: false, maxHeaderSize: PARSER_HEAD_BYTES, headersTimeout: HTTP_TIMEOUTS.headersMs, connectionsCheckingInterval: HTTP_TIMEOUTS.checkIntervalMs },
+    requestTimeout: HTTP_TIMEOUTS.requestMs,
+    keepAliveTimeout: HTTP_TIMEOUTS.keepAliveMs,
     routerOptions: { maxParamLength: PARSER_HEAD_BYTES },
     rewriteUrl: (request) => literalizeUndecodablePath(request.url ?? '/'),
     clientErrorHandler: answerClientError(options.logger as FastifyBaseLogger),
