@@ -113,13 +113,14 @@ export class McpServerConnection {
   private async connect(): Promise<void> {
     const generation = ++this.generation;
     const client = new Client({ name: 'agentd', version: this.clientVersion }, { capabilities: {} });
-    client.onclose = () => this.lost(new Error('the connection closed'), generation);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
       this.refresh(client, generation).catch((error: unknown) => this.log.warn({ reason: redact(error, this.secrets) }, 'MCP tool list refresh failed')),
     );
     try {
       await client.connect(this.transport(), { timeout: this.timings.connectTimeoutMs });
       if (generation !== this.generation) return void (await client.close());
+      // only now: a failing connect closes its transport too, and its own error says more
+      client.onclose = () => this.lost(new Error('the connection closed'), generation);
       this.client = client;
       await this.refresh(client, generation);
       this.failures = 0;
