@@ -48,7 +48,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
     description:
       'Runs a command in the session working directory and returns its exit code and combined ' +
       'stdout/stderr (long output keeps its head and tail). Pass an argv array to run a program ' +
-      'directly, or a string to run it with `bash -lc` (pipes, redirection, &&). Commands that are ' +
+      'directly, or a string to run it with `bash -c` (pipes, redirection, &&). Commands that are ' +
       'not read-only may need the user\'s approval. Default timeout 120000 ms, at most 600000 ms.',
     arguments: ShellArguments,
     refine: shellArgs,
@@ -82,7 +82,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
  */
 function argvFor(command: string[] | string, withoutShell: boolean): string[] {
   if (typeof command !== 'string') return command;
-  if (!withoutShell) return ['bash', '-lc', command];
+  if (!withoutShell) return ['bash', '-c', command];
   const argv = literalArgvOf(command);
   if (argv === null) throw new ToolError('this command needs a shell, which only runs with the user\'s approval here; ask for it or use an argv array');
   return argv;
