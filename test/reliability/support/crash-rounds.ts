@@ -55,6 +55,7 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashReport
   const report: CrashReport = { rounds: 0, accepted: 0, interrupted: 0, toolProcessesKilled: 0, violations: [] };
   const accepted: AcceptedTurn[] = [];
   let highestEventId = 0;
+  let lastRoundStart = 0;
   const marker = toolMarker();
   try {
     for (let round = 1; round <= options.rounds && Date.now() < (options.stopAt ?? Infinity); round++) {
@@ -65,8 +66,9 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashReport
       // Restarted: nothing may be active, every accepted request still maps to its turn.
       const roundAccepted = accepted.slice(-60);
       found.push(...(await invariantViolations(request, roundAccepted)));
-      const recent = new Set(roundAccepted.map((turn) => turn.turnId));
-      report.interrupted += ((await request('GET', '/v1/turns')).json?.data ?? []).filter((turn: any) => recent.has(turn.id) && turn.error === 'interrupted').length;
+      const lastRound = new Set(accepted.slice(lastRoundStart).map((turn) => turn.turnId));
+      report.interrupted += ((await request('GET', '/v1/turns')).json?.data ?? []).filter((turn: any) => lastRound.has(turn.id) && turn.error === 'interrupted').length;
+      lastRoundStart = accepted.length;
       const events = await eventIdsSince(agentd.url, highestEventId);
       const sessions = await Promise.all(Array.from({ length: options.sessions ?? 4 }, () => request('POST', '/v1/sessions', {}).then((answer) => answer.json.id as string)));
       const [low, high] = options.killAfterMs ?? [300, 2_500];
