@@ -64,7 +64,7 @@ function benchTurn(index: number): HistoryEntry {
     items,
     displayItems: items,
     usage: { input: 1200, output: 300, cached: 800 },
-    providerTelemetry: { duration_ms: 1500, api_duration_ms: 1200, cost_usd: null, stop_reason: 'end_turn', provider_turns: 2, structured_output: null, models: {} },
+    providerTelemetry: [{ duration_ms: 1500, api_duration_ms: 1200, cost_usd: null, stop_reason: 'end_turn', provider_turns: 2, structured_output: null, models: {} }],
   };
 }
 

@@ -33,6 +33,14 @@ export interface AgentLoopOptions {
   signal: AbortSignal;
   maxSteps: number;
   retry?: RetryPolicy;
+  /**
+   * Calls of one step that may run side by side (spawn_agent): consecutive ones run concurrently,
+   * at most `concurrency` at a time; every other call runs alone, in order.
+   */
+  runsConcurrently?: (call: ToolCall) => boolean;
+  concurrency?: number;
+  /** told after each model step that completed, with the text it answered (null when none) */
+  stepCompleted?: (text: string | null, calls: number) => void;
 }
 
 export interface AgentLoopResult {
@@ -50,18 +58,33 @@ export interface AgentLoopResult {
   steps: number;
 }
 
+/** What the model steps that completed before a failure came to: they were billed all the same. */
+export interface LoopProgress {
+  usage: Usage | null;
+  completedSteps: number;
+  apiDurationMs: number;
+  reportedModel: string | null;
+  stopReason: string | null;
+}
+
 /** The partial state of a loop that failed, so the turn can show what happened. */
 export class AgentLoopFailure extends Error {
   constructor(
     override readonly cause: unknown,
     readonly partialItems: CanonicalItem[],
     readonly discardedText: string[],
-    /** tokens the completed steps used before the failure: they were billed all the same */
-    readonly usage: Usage | null,
+    readonly progress: LoopProgress,
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
+
+  /** tokens the completed steps used before the failure */
+  get usage(): Usage | null {
+    return this.progress.usage;
+  }
 }
+
+export const DEFAULT_TOOL_CONCURRENCY = 4;
 
 /**
  * Model step, tool calls, tool outputs, next step… until the model answers without calling a tool
@@ -74,6 +97,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   let apiDurationMs = 0;
   let lastStep: Awaited<ReturnType<typeof runModelStep>> | null = null;
   let steps = 0;
+  let completedSteps = 0;
   try {
     while (steps < options.maxSteps) {
       steps++;
@@ -92,27 +116,30 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         options.retry,
       );
       lastStep = step;
+      completedSteps++;
       usage = addUsage(usage, step.usage);
       apiDurationMs += step.apiDurationMs;
       discardedText.push(...step.discardedText);
       items.push(...step.items);
       const calls = step.completion.status === 'completed' ? step.items.map(toToolCall).filter((call): call is ToolCall => call !== null) : [];
+      options.stepCompleted?.(assistantTextOf(step.items), calls.length);
       if (calls.length === 0) {
         return finish(step.completion);
       }
-      for (const call of calls) {
+      for (const batch of batches(calls, options.runsConcurrently)) {
         options.signal.throwIfAborted();
-        const result = await options.executeTool(call);
-        items.push(toolOutputItem(call, result.output));
+        const results = await mapBounded(batch, options.concurrency ?? DEFAULT_TOOL_CONCURRENCY, (call) => options.executeTool(call));
+        batch.forEach((call, index) => items.push(toolOutputItem(call, results[index]!.output)));
       }
     }
     return finish({ status: 'incomplete', reason: 'step_limit' });
   } catch (error) {
+    const progress: LoopProgress = { usage, completedSteps, apiDurationMs, reportedModel: lastStep?.model ?? null, stopReason: lastStep?.stopReason ?? null };
     if (error instanceof StepFailure) {
       discardedText.push(...error.partialText);
-      throw new AgentLoopFailure(error.cause, items, discardedText, usage);
+      throw new AgentLoopFailure(error.cause, items, discardedText, progress);
     }
-    throw new AgentLoopFailure(error, items, discardedText, usage);
+    throw new AgentLoopFailure(error, items, discardedText, progress);
   }
 
   function finish(completion: Completion): AgentLoopResult {
@@ -129,6 +156,41 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       steps,
     };
   }
+}
+
+/** Consecutive calls that may run concurrently form one batch; every other call is a batch of its own. */
+function batches(calls: ToolCall[], runsConcurrently: ((call: ToolCall) => boolean) | undefined): ToolCall[][] {
+  const result: ToolCall[][] = [];
+  let concurrent: ToolCall[] | null = null;
+  for (const call of calls) {
+    if (runsConcurrently?.(call)) {
+      if (!concurrent) result.push((concurrent = []));
+      concurrent.push(call);
+    } else {
+      concurrent = null;
+      result.push([call]);
+    }
+  }
+  return result;
+}
+
+/**
+ * Runs `work` over the items with at most `limit` in flight, results in the items' order. The first
+ * failure is thrown once every started piece has settled, so nothing still runs behind it.
+ */
+async function mapBounded<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results;
 }
 
 export function toToolCall(item: CanonicalItem): ToolCall | null {

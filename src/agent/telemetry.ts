@@ -39,23 +39,47 @@ export function providerInputTokens(model: CatalogModel, usage: Usage): number {
   return Math.max(0, usage.inputTokens - usage.cachedTokens - (usage.cacheCreationTokens ?? 0));
 }
 
-export interface TelemetryInput {
-  model: CatalogModel;
+/** What one agent's model requests in a turn came to: the material of its telemetry entry. */
+export interface AgentRun {
   reportedModel: string | null;
   usage: Usage | null;
   durationMs: number;
   apiDurationMs: number;
   stopReason: string | null;
+  /** model requests that completed */
   providerTurns: number;
 }
 
-/** The providerTelemetry entry of SPEC.md §2; null means the provider did not report it. */
+export interface TelemetryInput extends AgentRun {
+  model: CatalogModel;
+}
+
+/** The usage of several agents' requests together; null when none reported any. */
+export function totalUsage(runs: readonly Pick<AgentRun, 'usage'>[]): Usage | null {
+  return runs.reduce<Usage | null>((total, run) => addUsage(total, run.usage), null);
+}
+
+/**
+ * A history turn's `providerTelemetry` (CONTRACT.md §15): one entry per agent whose requests
+ * completed, in the order given (the main agent first); [] when none did.
+ */
+export function telemetryEntries(model: CatalogModel | null, runs: readonly AgentRun[]): ProviderTelemetryEntry[] {
+  if (!model) return [];
+  return runs.filter((run) => run.providerTurns > 0).map((run) => buildTelemetry({ model, ...run }));
+}
+
+export type ProviderTelemetryEntry = ReturnType<typeof buildTelemetry>;
+
+/**
+ * One entry of a history turn's `providerTelemetry` array (SPEC.md §2, CONTRACT.md §15): what one
+ * agent's model requests cost and reported; null means the provider did not report it.
+ */
 export function buildTelemetry(input: TelemetryInput) {
   const cost = costOf(input.model, input.usage);
   const usage = input.usage;
   return {
-    duration_ms: input.durationMs,
-    api_duration_ms: input.apiDurationMs,
+    duration_ms: Math.round(input.durationMs),
+    api_duration_ms: Math.round(input.apiDurationMs),
     cost_usd: cost,
     stop_reason: input.stopReason,
     provider_turns: input.providerTurns,

@@ -81,7 +81,7 @@ export function projectHistoryTurn(turn: HistoryEntry): Record<string, unknown> 
     items: projectHistoryItems(turn.items, budget),
     displayItems: projectHistoryItems(turn.displayItems, budget),
     usage: turn.usage,
-    providerTelemetry: projectJson(turn.providerTelemetry, budget),
+    providerTelemetry: projectJson(turn.providerTelemetry, budget) ?? [],
   };
   if (budget.truncated) projected.projectionTruncated = true;
   return projected;
@@ -100,7 +100,7 @@ function projectProvisionalTurn(turn: TurnRecord): Record<string, unknown> {
     items: [],
     displayItems: [],
     usage: null,
-    providerTelemetry: null,
+    providerTelemetry: [],
     status: turn.status,
   };
   if (budget.truncated) projected.projectionTruncated = true;

@@ -205,7 +205,9 @@ const HistoryTurn = Type.Object({
   items: Type.Array(Type.Unknown()),
   displayItems: Type.Array(Type.Unknown()),
   usage: Nullable(UsageCounters),
-  providerTelemetry: Nullable(Type.Unknown()),
+  providerTelemetry: Type.Array(Type.Unknown(), {
+    description: 'one entry per agent that made model requests, the main agent first; [] when none completed and on provisional entries',
+  }),
   status: Type.Optional(Type.String({ description: 'only on provisional entries for active turns' })),
   projectionTruncated: Type.Optional(Type.Boolean()),
 });

@@ -25,7 +25,8 @@ export interface HistoryEntry {
   /** what a client shows: the items, plus output that never reaches a model */
   displayItems: unknown[];
   usage: UsageCounters | null;
-  providerTelemetry: unknown;
+  /** one entry per agent that made model requests, the main agent first (CONTRACT.md §15) */
+  providerTelemetry: unknown[];
 }
 
 /** An entry before the store gives it its index. */
@@ -49,9 +50,9 @@ export type HistoryEntryEnding =
       items: CanonicalItem[];
       /** text of attempts that were retried away */
       discardedText: string[];
-      providerTelemetry: unknown;
+      providerTelemetry: unknown[];
     }
-  | { kind: 'failed'; error: string; partialItems: CanonicalItem[]; discardedText: string[] };
+  | { kind: 'failed'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; providerTelemetry?: unknown[] };
 
 /** The one way history entries are made, whoever writes them (turn finalisation, compaction). */
 export function buildHistoryEntry(origin: HistoryEntryOrigin, ending: HistoryEntryEnding): NewHistoryEntry {
@@ -78,8 +79,17 @@ export function buildHistoryEntry(origin: HistoryEntryOrigin, ending: HistoryEnt
     effect: 'append',
     items: [],
     displayItems: [...ending.partialItems, ...discardedAsDisplay(ending.discardedText)],
-    providerTelemetry: null,
+    providerTelemetry: ending.providerTelemetry ?? [],
   };
+}
+
+/**
+ * A stored `providerTelemetry` as the array CONTRACT.md §15 promises: entries written before it was
+ * an array (one object, or null when no request completed) read as one entry, or none.
+ */
+export function telemetryList(stored: unknown): unknown[] {
+  if (Array.isArray(stored)) return stored;
+  return stored !== null && typeof stored === 'object' ? [stored] : [];
 }
 
 function discardedAsDisplay(texts: string[]): CanonicalItem[] {

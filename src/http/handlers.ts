@@ -82,12 +82,7 @@ export function createHandlers(context: HandlerContext) {
       return { turn: toTurnDto(turn), output: turn.output };
     },
     cancelTurn: async (request: RequestOf) => toTurnDto(await context.runtimeFor(request).turns.cancel(request.params.id)),
-    getTurnAgents: async (request: RequestOf) => {
-      const runtime = context.runtimeFor(request);
-      const turn = await runtime.turns.get(request.params.id);
-      if (!runtime.turns.holds(turn.id)) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
-      return { data: projectAgents([]) };
-    },
+    getTurnAgents: async (request: RequestOf) => ({ data: projectAgents(await context.runtimeFor(request).turns.agents(request.params.id)) }),
     listRequests: async (request: RequestOf<{ query: ListRequestsQuery }>) => ({
       data: context.runtimeFor(request).requests.list(uuidFilter(request.query.turnId)).map(toHumanRequestDto),
     }),

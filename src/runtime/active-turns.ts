@@ -2,6 +2,8 @@ import type { TurnRecord } from '../store/turns.ts';
 import type { SessionRecord } from '../store/sessions.ts';
 import type { DecodedAttachments } from '../workspace/attachments.ts';
 import { TerminalTurnCache } from './terminal-cache.ts';
+import { TurnAgents } from './turn-agents.ts';
+import type { AgentRecord } from '../domain/projection.ts';
 
 /** A turn between its reservation and its terminal state, as this process holds it. */
 export interface ActiveTurn {
@@ -10,6 +12,8 @@ export interface ActiveTurn {
   readonly session: SessionRecord;
   readonly attachments: DecodedAttachments;
   readonly abort: AbortController;
+  /** the turn's child agents (spawn_agent) */
+  readonly agents: TurnAgents;
   /** settles when the turn is terminal and durable */
   readonly finished: Promise<void>;
 }
@@ -23,12 +27,14 @@ export class ActiveTurns {
   private readonly byId = new Map<string, ActiveTurn>();
   private readonly finishers = new WeakMap<ActiveTurn, () => void>();
   private readonly terminal = new TerminalTurnCache(1000);
+  /** the child agents of the terminal turns above, forgotten with them (same insertions, same capacity) */
+  private readonly terminalAgents = new Map<string, TurnAgents>();
 
   /** Holds a new turn; the caller has checked that its session is idle. */
   reserve(record: TurnRecord, session: SessionRecord, attachments: DecodedAttachments): ActiveTurn {
     let markFinished!: () => void;
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
-    const turn: ActiveTurn = { record, session, attachments, abort: new AbortController(), finished };
+    const turn: ActiveTurn = { record, session, attachments, abort: new AbortController(), agents: new TurnAgents(), finished };
     this.finishers.set(turn, markFinished);
     this.bySession.set(session.id, turn);
     this.byId.set(record.id, turn);
@@ -45,6 +51,9 @@ export class ActiveTurns {
   release(turn: ActiveTurn): void {
     this.drop(turn);
     this.terminal.add({ ...turn.record });
+    this.terminalAgents.delete(turn.record.id);
+    this.terminalAgents.set(turn.record.id, turn.agents);
+    if (this.terminalAgents.size > this.terminal.capacity) this.terminalAgents.delete(this.terminalAgents.keys().next().value!);
     this.finishers.get(turn)?.();
   }
 
@@ -64,6 +73,11 @@ export class ActiveTurns {
   recordOf(id: string): TurnRecord | undefined {
     const active = this.byId.get(id);
     return active ? { ...active.record } : this.terminal.get(id);
+  }
+
+  /** The child agents of a turn this process holds (active or among the newest terminal ones). */
+  agentsOf(id: string): AgentRecord[] | undefined {
+    return (this.byId.get(id)?.agents ?? this.terminalAgents.get(id))?.view();
   }
 
   ids(): string[] {

@@ -81,15 +81,17 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
       responseId: summary.step.responseId,
       items: [item],
       discardedText: [],
-      providerTelemetry: buildTelemetry({
-        model: request.model,
-        reportedModel: summary.step.model,
-        usage: summary.step.usage,
-        durationMs: Math.round(summary.step.apiDurationMs),
-        apiDurationMs: Math.round(summary.step.apiDurationMs),
-        stopReason: summary.step.stopReason,
-        providerTurns: 1,
-      }),
+      providerTelemetry: [
+        buildTelemetry({
+          model: request.model,
+          reportedModel: summary.step.model,
+          usage: summary.step.usage,
+          durationMs: Math.round(summary.step.apiDurationMs),
+          apiDurationMs: Math.round(summary.step.apiDurationMs),
+          stopReason: summary.step.stopReason,
+          providerTurns: 1,
+        }),
+      ],
     },
   );
   await appendHistoryEntry(deps.db, turn.session.id, entry);

@@ -2,7 +2,7 @@ import { boundEventText } from '../domain/event-text.ts';
 import { buildHistoryEntry, type HistoryEffect, type NewHistoryEntry } from '../domain/history-entry.ts';
 import type { TurnTransition } from '../domain/turn-lifecycle.ts';
 import { AgentLoopFailure, type AgentLoopResult } from '../agent/loop.ts';
-import { buildTelemetry } from '../agent/telemetry.ts';
+import { addUsage, telemetryEntries, totalUsage, type AgentRun } from '../agent/telemetry.ts';
 import { ProviderError, type CanonicalItem, type Usage } from '../agent/providers/types.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import type { TurnOutputRecord, TurnText } from '../store/turns.ts';
@@ -19,11 +19,13 @@ export class TurnCancelled extends Error {
 /** How the execution of a turn ended, before anything of it is stored. */
 export type TurnOutcome =
   | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number; effect: HistoryEffect }
-  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; usage: Usage | null };
+  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; usage: Usage | null; mainRun: AgentRun | null };
 
-export function failureOutcome(error: unknown, signal: AbortSignal): TurnOutcome {
+export function failureOutcome(error: unknown, signal: AbortSignal, durationMs = 0): TurnOutcome {
   const failure = error instanceof AgentLoopFailure ? error : null;
-  const partial = { partialItems: failure?.partialItems ?? [], discardedText: failure?.discardedText ?? [], usage: failure?.usage ?? null };
+  const progress = failure?.progress;
+  const mainRun = progress ? { ...progress, providerTurns: progress.completedSteps, durationMs } : null;
+  const partial = { partialItems: failure?.partialItems ?? [], discardedText: failure?.discardedText ?? [], usage: failure?.usage ?? null, mainRun };
   if (signal.aborted && signal.reason instanceof TurnCancelled) return { kind: 'cancelled', error: 'cancelled', ...partial };
   return { kind: 'failed', error: describeFailure(failure ? failure.cause : error), ...partial };
 }
@@ -41,17 +43,32 @@ export interface TurnEnding {
   history: NewHistoryEntry;
 }
 
-export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, at: string): TurnEnding {
+/**
+ * `children` are the runs of the turn's child agents: their usage counts in the turn's (and so the
+ * session's), and each that made requests has its own telemetry entry after the main agent's.
+ * `model` is the session's model (null when it left the catalog: no entries then).
+ */
+export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, at: string, model: CatalogModel | null, children: readonly AgentRun[] = []): TurnEnding {
   const origin = { turnId, at, userText: text.userText };
+  const childUsage = totalUsage(children);
   if (outcome.kind !== 'completed') {
-    const { error, partialItems, discardedText, usage } = outcome;
-    const history = buildHistoryEntry({ ...origin, usage }, { kind: 'failed', error, partialItems, discardedText });
+    const { error, partialItems, discardedText, usage, mainRun } = outcome;
+    const providerTelemetry = telemetryEntries(model, mainRun ? [mainRun, ...children] : children);
+    const history = buildHistoryEntry({ ...origin, usage: addUsage(usage, childUsage) }, { kind: 'failed', error, partialItems, discardedText, providerTelemetry });
     const transition = outcome.kind === 'cancelled' ? { kind: 'cancel' as const, at, error } : { kind: 'fail' as const, at, error };
     return { transition, history };
   }
-  const { result, model } = outcome;
+  const { result } = outcome;
+  const mainRun: AgentRun = {
+    reportedModel: result.reportedModel,
+    usage: result.usage,
+    durationMs: outcome.durationMs,
+    apiDurationMs: result.apiDurationMs,
+    stopReason: result.stopReason,
+    providerTurns: result.steps,
+  };
   const history = buildHistoryEntry(
-    { ...origin, usage: result.usage },
+    { ...origin, usage: addUsage(result.usage, childUsage) },
     {
       kind: 'answered',
       effect: outcome.effect,
@@ -59,15 +76,7 @@ export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, a
       responseId: result.responseId,
       items: result.items,
       discardedText: result.discardedText,
-      providerTelemetry: buildTelemetry({
-        model,
-        reportedModel: result.reportedModel,
-        usage: result.usage,
-        durationMs: Math.round(outcome.durationMs),
-        apiDurationMs: Math.round(result.apiDurationMs),
-        stopReason: result.stopReason,
-        providerTurns: result.steps,
-      }),
+      providerTelemetry: telemetryEntries(outcome.model, [mainRun, ...children]),
     },
   );
   return { transition: { kind: 'complete', at, output: turnOutput(result) }, history };

@@ -133,12 +133,13 @@ export class TurnRunner {
     }
     let text: TurnText | null = null;
     let outcome: TurnOutcome;
+    const startedMs = performance.now();
     try {
       await this.advance(turn, { kind: 'start', at: nowIso() });
       text = await this.wholeText(turn);
       outcome = await this.execute(turn, text);
     } catch (error) {
-      outcome = failureOutcome(error, signal);
+      outcome = failureOutcome(error, signal, performance.now() - startedMs);
       if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, error: outcome.error }, 'turn failed');
     }
     await this.finish(turn, outcome, text ?? (await this.wholeText(turn)));
@@ -154,10 +155,20 @@ export class TurnRunner {
     const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
     try {
       const userItem = userMessageItem(text.input, turn.attachments, files.paths);
-      const tools = await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null) });
       const adapter = await this.deps.adapterFor(model);
+      const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: session.cwd, planMode });
+      const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
+      // Child agents (spawn_agent) load with the first turn that has tools, like the tools themselves.
+      const { AgentSupervisor } = await import('./agents.ts');
+      const agents = new AgentSupervisor({
+        hub, session, turnId: record.id, model, adapter, agents: turn.agents, signal: turn.abort.signal, maxSteps: MAX_AGENT_STEPS, retry,
+        toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port }),
+        portFor: (agentId) => this.portFor(turn, agentId),
+        instructions: instructionsFor,
+      });
+      const tools = agents.withSpawnAgent(await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null) }), null);
       hub.emit('agent.turn.started', session.id, record.id, {});
-      const instructions = () => codingInstructions({ cwd: session.cwd, planMode: tools.planMode() });
+      const instructions = () => instructionsFor(tools.planMode());
       // `/compact` and `/clear` end here; a context too large for the window is compacted first.
       const prepared = await prepareTurnContext({ db: boundary.db, hub, adapter }, turn, { model, instructions: instructions(), userItem, tools: tools.specs() });
       const result =
@@ -175,7 +186,8 @@ export class TurnRunner {
           listener: streamEventListener(hub, session.id, record.id),
           signal: turn.abort.signal,
           maxSteps: MAX_AGENT_STEPS,
-          retry: { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs },
+          retry,
+          runsConcurrently: agents.runsConcurrently,
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {
@@ -213,7 +225,7 @@ export class TurnRunner {
     const { boundary, hub, logger } = this.deps;
     const { session } = turn;
     const at = nowIso();
-    const ending = endingOf(outcome, turn.record.id, text, at);
+    const ending = endingOf(outcome, turn.record.id, text, at, findModel(boundary.catalog, session.model) ?? null, turn.agents.childRuns());
     let step = applyTurnTransition(turn.record, ending.transition);
     if (outcome.kind === 'completed' && step.record.output) {
       hub.emit('agent.turn.finished', session.id, step.record.id, agentFinishedPayload(outcome.result, step.record.output));

@@ -8,6 +8,7 @@ import type { Boundary } from './boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from './sessions.ts';
 import type { TurnRunner } from './turn-runner.ts';
+import type { AgentRecord } from '../domain/projection.ts';
 
 /**
  * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
@@ -24,6 +25,14 @@ export class TurnService {
   /** Whether this process still holds the turn's in-memory state (active or among the newest terminal). */
   holds(id: string): boolean {
     return this.active.recordOf(id) !== undefined;
+  }
+
+  /** The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds it. */
+  async agents(rawId: string): Promise<AgentRecord[]> {
+    const turn = await this.get(rawId);
+    const agents = this.active.agentsOf(turn.id);
+    if (!agents) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
+    return agents;
   }
 
   async submit(rawSessionId: string, body: CreateTurnBody): Promise<TurnRecord> {

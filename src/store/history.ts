@@ -1,7 +1,7 @@
 import type { Db } from './database.ts';
 import type { HistoryTurnsTable } from './schema.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
-import type { HistoryEffect, HistoryEntry, NewHistoryEntry } from '../domain/history-entry.ts';
+import { telemetryList, type HistoryEffect, type HistoryEntry, type NewHistoryEntry } from '../domain/history-entry.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { addSessionUsage } from './sessions.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
@@ -101,7 +101,7 @@ function toRow(sessionId: string, entry: HistoryEntry): HistoryTurnsTable {
     items: JSON.stringify(entry.items),
     display_items: JSON.stringify(entry.displayItems),
     usage: entry.usage ? JSON.stringify(entry.usage) : null,
-    provider_telemetry: entry.providerTelemetry === null || entry.providerTelemetry === undefined ? null : JSON.stringify(entry.providerTelemetry),
+    provider_telemetry: JSON.stringify(entry.providerTelemetry),
   };
 }
 
@@ -118,6 +118,6 @@ function fromRow(row: HistoryTurnsTable): HistoryEntry {
     items: JSON.parse(row.items) as CanonicalItem[],
     displayItems: JSON.parse(row.display_items) as unknown[],
     usage: row.usage ? (JSON.parse(row.usage) as UsageCounters) : null,
-    providerTelemetry: row.provider_telemetry ? JSON.parse(row.provider_telemetry) : null,
+    providerTelemetry: telemetryList(row.provider_telemetry ? JSON.parse(row.provider_telemetry) : null),
   };
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildHistoryEntry } from '../../src/domain/history-entry.ts';
+import { buildHistoryEntry, telemetryList } from '../../src/domain/history-entry.ts';
 
 const origin = {
   turnId: 'turn-1',
@@ -14,11 +14,11 @@ const retriedAway = { type: 'message', role: 'assistant', status: 'incomplete', 
 describe('history entry builder', () => {
   it('keeps an answer for the model and shows retried-away text only for display', () => {
     const entry = buildHistoryEntry(origin, {
-      kind: 'answered', effect: 'append', assistantText: 'done', responseId: 'resp_1', items: [answer], discardedText: ['half an ans'], providerTelemetry: { steps: 1 },
+      kind: 'answered', effect: 'append', assistantText: 'done', responseId: 'resp_1', items: [answer], discardedText: ['half an ans'], providerTelemetry: [{ provider_turns: 1 }],
     });
     assert.deepEqual(entry, {
       turnId: 'turn-1', at: origin.at, userText: 'fix the bug', assistantText: 'done', error: null, responseId: 'resp_1', effect: 'append',
-      items: [answer], displayItems: [answer, retriedAway], usage: { input: 12, output: 4, cached: 2 }, providerTelemetry: { steps: 1 },
+      items: [answer], displayItems: [answer, retriedAway], usage: { input: 12, output: 4, cached: 2 }, providerTelemetry: [{ provider_turns: 1 }],
     });
   });
 
@@ -31,14 +31,20 @@ describe('history entry builder', () => {
     assert.equal(entry.error, 'provider_error: overloaded');
     assert.equal(entry.assistantText, null);
     assert.equal(entry.responseId, null);
-    assert.equal(entry.providerTelemetry, null);
+    assert.deepEqual(entry.providerTelemetry, [], 'no request completed: an empty array, never null');
     assert.deepEqual(entry.usage, { input: 12, output: 4, cached: 2 });
+  });
+
+  it('reads telemetry stored before it was an array as a list of entries', () => {
+    assert.deepEqual(telemetryList(null), []);
+    assert.deepEqual(telemetryList({ provider_turns: 2 }), [{ provider_turns: 2 }]);
+    assert.deepEqual(telemetryList([{ provider_turns: 1 }, { provider_turns: 3 }]), [{ provider_turns: 1 }, { provider_turns: 3 }]);
   });
 
   it('makes a compaction summary a replace entry owned by no turn, with no usage when none was reported', () => {
     const summary = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'summary' }] };
     const entry = buildHistoryEntry({ turnId: null, at: origin.at, userText: '', usage: null }, {
-      kind: 'answered', effect: 'replace', assistantText: null, responseId: 'resp_s', items: [summary], discardedText: [], providerTelemetry: null,
+      kind: 'answered', effect: 'replace', assistantText: null, responseId: 'resp_s', items: [summary], discardedText: [], providerTelemetry: [],
     });
     assert.equal(entry.turnId, null);
     assert.equal(entry.effect, 'replace');

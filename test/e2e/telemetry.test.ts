@@ -115,7 +115,8 @@ for (const backend of BACKENDS) {
         assert.deepEqual(finished.usage, { inputTokens: expected.usage.input, outputTokens: expected.usage.output, cachedTokens: expected.usage.cached });
         assert.deepEqual(result.output.completion, { status: 'completed', reasoningTokens: expected.reasoningTokens });
 
-        const telemetry = history.providerTelemetry as any;
+        assert.equal(history.providerTelemetry.length, 1, 'one entry: only the main agent made requests');
+        const telemetry = history.providerTelemetry[0] as any;
         assert.deepEqual(Object.keys(telemetry.models), [expected.transportModel]);
         assert.deepEqual(telemetry.models[expected.transportModel], {
           input_tokens: expected.telemetryInput,
@@ -142,7 +143,7 @@ for (const backend of BACKENDS) {
         const completion = { status: 'incomplete', reason: 'max_tokens', reasoningTokens: expected.reasoningTokens === null ? null : 0 };
         assert.deepEqual(result.output.completion, completion);
         assert.deepEqual(finished.completion, completion);
-        assert.equal((history.providerTelemetry as any).stop_reason, expected.limitStopReason);
+        assert.equal((history.providerTelemetry[0] as any).stop_reason, expected.limitStopReason);
       });
     }
 
@@ -153,7 +154,7 @@ for (const backend of BACKENDS) {
       assert.equal(history.usage, null);
       assert.equal(finished.usage, null);
       assert.deepEqual(session.usage, { input: 0, output: 0, cached: 0 });
-      const telemetry = history.providerTelemetry as any;
+      const telemetry = history.providerTelemetry[0] as any;
       assert.equal(telemetry.cost_usd, null);
       assert.equal(telemetry.stop_reason, 'stop');
       assert.equal(telemetry.provider_turns, 1);
@@ -166,7 +167,7 @@ for (const backend of BACKENDS) {
 
     it('a model without prices has a null cost but real counts, durations and its output limit', async () => {
       const { history } = await runTurn('fake-chat-unpriced', [{ kind: 'reply', text: 'one two three four five six', chunkDelayMs: 15, usage: { input: 7, output: 6 } }]);
-      const telemetry = history.providerTelemetry as any;
+      const telemetry = history.providerTelemetry[0] as any;
       assert.equal(telemetry.cost_usd, null);
       const entry = telemetry.models['unpriced-model'];
       assert.equal(entry.cost_usd, null);

@@ -70,7 +70,7 @@ export function storedTurn(index: number, effect: HistoryEffect = 'append'): His
     ],
     displayItems: [],
     usage: { input: 10, output: 5, cached: 0 },
-    providerTelemetry: null,
+    providerTelemetry: [],
   };
 }
 

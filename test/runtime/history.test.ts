@@ -36,7 +36,8 @@ for (const backend of BACKENDS) {
       assert.deepEqual(entry.turn.usage, { input: 12, output: 3, cached: 0 });
       assert.deepEqual(entry.turn.items.map((item: any) => `${item.type}:${item.role}`), ['message:user', 'message:assistant']);
       assert.equal(entry.turn.status, undefined);
-      assert.equal(typeof entry.turn.providerTelemetry.models, 'object');
+      assert.equal(entry.turn.providerTelemetry.length, 1);
+      assert.equal(typeof entry.turn.providerTelemetry[0].models, 'object');
     });
 
     it('pages newest first by cursor: each page oldest first, nothing skipped or repeated', async () => {

@@ -24,7 +24,7 @@ function entry(text: string, usage: { input: number; output: number; cached: num
   const modelUsage = usage && { inputTokens: usage.input, outputTokens: usage.output, cachedTokens: usage.cached, cacheCreationTokens: null, reasoningTokens: null, webSearchRequests: null };
   return buildHistoryEntry(
     { turnId: null, at: nowIso(), userText: text, usage: modelUsage },
-    { kind: 'answered', effect: 'append', assistantText: `re: ${text}`, responseId: null, items: [], discardedText: [], providerTelemetry: null },
+    { kind: 'answered', effect: 'append', assistantText: `re: ${text}`, responseId: null, items: [], discardedText: [], providerTelemetry: [] },
   );
 }
 

@@ -51,6 +51,12 @@ export interface FakeProvider {
   readonly port: number;
   readonly requests: FakeRequest[];
   enqueue(...steps: FakeStep[]): void;
+  /**
+   * Steps only for requests whose first user message contains `marker`, never from the common
+   * queue (the default step once used up): concurrent conversations, such as child agents, each
+   * get their own script.
+   */
+  route(marker: string, ...steps: FakeStep[]): void;
   /** steps not yet consumed */
   pendingSteps(): number;
   /** the step used when the queue is empty (default: a short text reply) */
@@ -69,6 +75,7 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   const queue: FakeStep[] = [];
+  const routes: { marker: string; steps: FakeStep[] }[] = [];
   const requests: FakeRequest[] = [];
   const openStreams = new Set<ServerResponse>();
   const waiters: Array<{ count: number; resolve: () => void }> = [];
@@ -84,7 +91,9 @@ export async function startFakeProvider(): Promise<FakeProvider> {
         requests.push(recorded);
         for (const waiter of waiters.filter((candidate) => requests.length >= candidate.count)) waiter.resolve();
         if (dialect === null) return sendJson(response, 404, { error: { message: `fake provider has no route for ${request.method} ${path}` } });
-        const step = queue.shift() ?? defaultStep;
+        const opening = dialect === null ? '' : firstUserText(recorded.body);
+        const route = routes.find((candidate) => opening.includes(candidate.marker));
+        const step = (route ? route.steps.shift() : queue.shift()) ?? defaultStep;
         replyCounter += 1;
         try {
           answer(step, dialect, recorded.body, `fake${replyCounter}`, response, openStreams);
@@ -105,6 +114,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     port,
     requests,
     enqueue: (...steps) => void queue.push(...steps),
+    route: (marker, ...steps) => void routes.push({ marker, steps }),
     pendingSteps: () => queue.length,
     setDefaultStep: (step) => void (defaultStep = step),
     waitForRequests(count, timeoutMs = 5_000) {
@@ -128,6 +138,13 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       await closed;
     },
   };
+}
+
+/** The first user message of a request in any dialect, as JSON text (enough to find a marker in). */
+function firstUserText(body: any): string {
+  const messages: any[] = Array.isArray(body?.input) ? body.input : Array.isArray(body?.messages) ? body.messages : [];
+  const first = messages.find((message) => message?.role === 'user');
+  return first ? JSON.stringify(first.content ?? '') : '';
 }
 
 function answer(step: FakeStep, dialect: WireDialect, body: any, id: string, response: ServerResponse, openStreams: Set<ServerResponse>): void {
