@@ -19,7 +19,7 @@ process.env.SERVICE_TOKEN = CANARY;
 process.env.OPENAI_API_KEY = `sk-${CANARY}`;
 
 for (const confinement of ['off', 'auto'] as const) describe(`shell commands an attacker would send (confinement ${confinement})`, () => {
-  const harness = useFakeServer({ confinement });
+  const harness = useFakeServer({ confinement, captureLogs: true });
   const mustAsk = confinement === 'off';
   let outside: string;
   let tokenFile: string;
@@ -60,7 +60,8 @@ for (const confinement of ['off', 'auto'] as const) describe(`shell commands an 
     const output = harness.toolOutputSent(callId) ?? '';
     const history = (await harness.server.request('GET', `/v1/sessions/${session.id}/history`)).text;
     const events = JSON.stringify(harness.events.ofTurn(turn.id));
-    for (const [where, text] of [['tool output', output], ['history', history], ['events', events]]) {
+    const logs = harness.server.logs().join('');
+    for (const [where, text] of [['tool output', output], ['history', history], ['events', events], ['logs', logs]]) {
       assert.ok(!text.includes(CANARY), `the secret leaked into the ${where} for ${JSON.stringify(command)}`);
     }
     assert.equal(existsSync(join(harness.server.workspace, 'PWNED')), false, `PWNED written by ${JSON.stringify(command)}`);
@@ -70,6 +71,7 @@ for (const confinement of ['off', 'auto'] as const) describe(`shell commands an 
   it('runs a plain read-only command unattended (the control: the tests below can see a run)', async () => {
     const result = await attempt('cat notes.txt');
     assert.equal(result.asked, false);
+    assert.ok(harness.server.logs().length > 0, 'the logs the attacks are checked against are captured');
     assert.match(result.output, /plain notes/);
   });
 

@@ -19,6 +19,8 @@ export interface TestServerOptions {
   keepAliveMs?: number;
   /** host confinement of commands (ServerTuning.confinement): 'auto' by default */
   confinement?: 'auto' | 'off';
+  /** keep every log line (debug level) in memory, for tests that assert what logs never hold */
+  captureLogs?: boolean;
 }
 
 export interface TestServer {
@@ -32,6 +34,8 @@ export interface TestServer {
   stop(): Promise<void>;
   /** closes the server and drops its database */
   close(): Promise<void>;
+  /** the JSON log lines written so far (only with captureLogs) */
+  logs(): string[];
 }
 
 export const DEFAULT_MODELS = {
@@ -60,7 +64,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   ];
   const env = options.env ?? {};
   const config = loadConfig(args, env, workspace);
-  const server = await startServer(config, env, pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' }), { keepAliveMs: options.keepAliveMs, confinement: options.confinement });
+  const logLines: string[] = [];
+  const logger = options.captureLogs
+    ? pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) })
+    : pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
+  const server = await startServer(config, env, logger, { keepAliveMs: options.keepAliveMs, confinement: options.confinement });
   const url = `http://127.0.0.1:${server.port}`;
   let stopped = false;
   const stop = async () => {
@@ -75,6 +83,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     url,
     request: (method, path, requestOptions) => http(method, url + path, requestOptions),
     stop,
+    logs: () => [...logLines],
     close: async () => {
       await stop();
       await backend.drop();
