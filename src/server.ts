@@ -104,7 +104,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     maximumRequestBytes: config.limits.maximumRequestBytes,
     access: { corsOrigins: new Set(config.corsOrigins), token: config.token ? Buffer.from(config.token) : null, port: () => boundPort },
     handlers: createHandlers({
-      runtimeFor: () => runtime,
+      runtimeFor: async () => runtime,
       ping: () => store.ping(),
       openApiDocument: buildOpenApiDocument(VERSION, contract),
       models: () => models,

@@ -59,6 +59,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   // First, so that requests the access checks refuse are counted and traced too.
   instrumentHttp(app, options.metrics ?? NO_METRICS, options.tracing ?? NO_TRACING);
+  app.decorateRequest('tenant', null);
 
   // Hooks take callbacks rather than being async: they run on every request, and a promise each is
   // measurable there.
@@ -69,6 +70,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     let answered: boolean;
     try {
       answered = checkAccess(options.access, request, reply);
+      // Every line this request logs names its tenant (never its token).
+      if (request.tenant) request.log = request.log.child({ tenant: request.tenant.id });
       if (!answered) checkRequestHead(request);
       if (!answered && options.isStopping()) throw new ApiError('server_stopping', 'the server is stopping');
     } catch (error) {

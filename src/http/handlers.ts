@@ -28,8 +28,11 @@ type RequestOf<Shape extends RequestShape = RequestShape> = FastifyRequest<{ Par
 type Handler = (request: RequestOf<any>, reply: FastifyReply) => Promise<unknown>;
 
 export interface HandlerContext {
-  /** The runtime of the boundary the request was admitted into. */
-  runtimeFor(request: FastifyRequest): BoundaryRuntime;
+  /**
+   * The runtime of the boundary the request was admitted into, started on a tenant's first use;
+   * it stays in use (not evicted) until the reply's response closes.
+   */
+  runtimeFor(request: FastifyRequest, reply: FastifyReply): Promise<BoundaryRuntime>;
   ping(): Promise<void>;
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
@@ -54,46 +57,74 @@ export function createHandlers(context: HandlerContext) {
     getOpenApi: async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(context.openApiDocument),
     listModels: async (request) => ({ data: context.models(request) }),
 
-    listSessions: async (request: RequestOf<{ query: ListSessionsQuery }>) => {
+    listSessions: async (request: RequestOf<{ query: ListSessionsQuery }>, reply) => {
       const { archive = 'active', limit = DEFAULT_PAGE_SIZE, cursor } = request.query;
-      const page = await context.runtimeFor(request).sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
+      const { sessions } = await context.runtimeFor(request, reply);
+      const page = await sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
       return { data: page.sessions.map(toSessionDto), nextCursor: page.next ? encodeSessionCursor(page.next) : null };
     },
-    createSession: async (request: RequestOf<{ body: CreateSessionBody }>) => toSessionDto(await context.runtimeFor(request).sessions.create(request.body)),
-    getSession: async (request: RequestOf) => toSessionDto(await context.runtimeFor(request).sessions.get(request.params.id)),
-    patchSession: async (request: RequestOf<{ body: PatchSessionBody }>) => toSessionDto(await context.runtimeFor(request).sessions.patch(request.params.id, request.body)),
-    deleteSession: async (request: RequestOf) => {
-      await context.runtimeFor(request).sessions.delete(request.params.id);
+    createSession: async (request: RequestOf<{ body: CreateSessionBody }>, reply) => {
+      const { sessions } = await context.runtimeFor(request, reply);
+      return toSessionDto(await sessions.create(request.body));
+    },
+    getSession: async (request: RequestOf, reply) => {
+      const { sessions } = await context.runtimeFor(request, reply);
+      return toSessionDto(await sessions.get(request.params.id));
+    },
+    patchSession: async (request: RequestOf<{ body: PatchSessionBody }>, reply) => {
+      const { sessions } = await context.runtimeFor(request, reply);
+      return toSessionDto(await sessions.patch(request.params.id, request.body));
+    },
+    deleteSession: async (request: RequestOf, reply) => {
+      const { sessions } = await context.runtimeFor(request, reply);
+      await sessions.delete(request.params.id);
       return null;
     },
-    getHistory: async (request: RequestOf<{ query: HistoryQuery }>) => {
+    getHistory: async (request: RequestOf<{ query: HistoryQuery }>, reply) => {
       const { limit = DEFAULT_PAGE_SIZE, cursor = null } = request.query;
-      return toHistoryPageDto(await readHistoryPage(context.runtimeFor(request), request.params.id, { limit, cursor }));
+      return toHistoryPageDto(await readHistoryPage(await context.runtimeFor(request, reply), request.params.id, { limit, cursor }));
     },
-    forkSession: async (request: RequestOf<{ body: ForkSessionBody }>) => toSessionDto(await forkSession(context.runtimeFor(request), request.params.id, request.body)),
-    createTurn: async (request: RequestOf<{ body: CreateTurnBody }>) => toTurnDto(await context.runtimeFor(request).turns.submit(request.params.id, request.body)),
-    listTurns: async (request: RequestOf<{ query: ListTurnsQuery }>) => ({
-      data: (await context.runtimeFor(request).turns.list(uuidFilter(request.query.sessionId))).map(toTurnDto),
-    }),
-    getTurn: async (request: RequestOf) => toTurnDto(await context.runtimeFor(request).turns.get(request.params.id)),
-    getTurnResult: async (request: RequestOf) => {
-      const turn = await context.runtimeFor(request).turns.get(request.params.id);
+    forkSession: async (request: RequestOf<{ body: ForkSessionBody }>, reply) =>
+      toSessionDto(await forkSession(await context.runtimeFor(request, reply), request.params.id, request.body)),
+    createTurn: async (request: RequestOf<{ body: CreateTurnBody }>, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      return toTurnDto(await turns.submit(request.params.id, request.body));
+    },
+    listTurns: async (request: RequestOf<{ query: ListTurnsQuery }>, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      return { data: (await turns.list(uuidFilter(request.query.sessionId))).map(toTurnDto) };
+    },
+    getTurn: async (request: RequestOf, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      return toTurnDto(await turns.get(request.params.id));
+    },
+    getTurnResult: async (request: RequestOf, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      const turn = await turns.get(request.params.id);
       if (!isTerminal(turn.status)) throw new ApiError('turn_not_terminal', 'the turn has not ended yet', toTurnDto(turn));
       return { turn: toTurnDto(turn), output: turn.output };
     },
-    cancelTurn: async (request: RequestOf) => toTurnDto(await context.runtimeFor(request).turns.cancel(request.params.id)),
-    getTurnAgents: async (request: RequestOf) => ({ data: projectAgents(await context.runtimeFor(request).turns.agents(request.params.id)) }),
-    listRequests: async (request: RequestOf<{ query: ListRequestsQuery }>) => ({
-      data: context.runtimeFor(request).requests.list(uuidFilter(request.query.turnId)).map(toHumanRequestDto),
-    }),
-    resolveRequest: async (request: RequestOf<{ body: ResolveRequestBody }>) => {
+    cancelTurn: async (request: RequestOf, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      return toTurnDto(await turns.cancel(request.params.id));
+    },
+    getTurnAgents: async (request: RequestOf, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      return { data: projectAgents(await turns.agents(request.params.id)) };
+    },
+    listRequests: async (request: RequestOf<{ query: ListRequestsQuery }>, reply) => {
+      const { requests } = await context.runtimeFor(request, reply);
+      return { data: requests.list(uuidFilter(request.query.turnId)).map(toHumanRequestDto) };
+    },
+    resolveRequest: async (request: RequestOf<{ body: ResolveRequestBody }>, reply) => {
       const { decision, value } = request.body;
-      return toHumanRequestDto(context.runtimeFor(request).requests.resolve(request.params.id, decision, value));
+      const { requests } = await context.runtimeFor(request, reply);
+      return toHumanRequestDto(requests.resolve(request.params.id, decision, value));
     },
     // A bad query or Last-Event-ID was answered 400 by the schemas, before any subscriber counted.
     // The query's lastEventId stands in for the header only when the header is absent.
     streamEvents: async (request: RequestOf<{ query: EventsQuery; headers: EventsHeaders }>, reply) => {
-      const runtime = context.runtimeFor(request);
+      const runtime = await context.runtimeFor(request, reply);
       const headers: EventsHeaders = request.headers;
       const options = { lastEventId: headers['last-event-id'] ?? request.query.lastEventId ?? null, sessionId: uuidFilter(request.query.sessionId) };
       const release = context.subscriberLimits.acquire(runtime.boundary.id);

@@ -53,6 +53,11 @@ export class BoundaryRuntime {
     return new BoundaryRuntime(boundary, hub, deps);
   }
 
+  /** Nothing would be lost by closing it: no turn queued, running or waiting, no checkout, no subscriber. */
+  isIdle(): boolean {
+    return this.activeTurns.ids().length === 0 && !this.setups.anyRunning() && this.hub.log.subscriberCount === 0;
+  }
+
   /** Cancels every active turn and waits for them to be stored. */
   async close(): Promise<void> {
     await this.turns.cancelAll();

@@ -56,6 +56,12 @@ export class RepositorySetups {
     return setup !== undefined && !setup.settled;
   }
 
+  /** True while any session's checkout is still being made. */
+  anyRunning(): boolean {
+    for (const setup of this.setups.values()) if (!setup.settled) return true;
+    return false;
+  }
+
   /**
    * Resolves once the session can run turns: at once for a session without a server-owned
    * checkout. Rejects with SetupFailed, or with the signal's reason when `signal` aborts first.

@@ -18,12 +18,17 @@ export interface Store {
 export interface StoreOptions {
   databaseUrl: string | null;
   stateDir: string;
+  /** PostgreSQL pool size (default 10); a tenant's runtime takes a smaller share of the server */
+  maxConnections?: number;
+  /** false: the schema is known to be current (a tenant database migrated at provisioning) */
+  migrate?: boolean;
 }
 
 /** Opens the configured backend and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   // Each driver is loaded only when used: start-up pays for one of them.
-  const store = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openSqlite(options.stateDir);
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.maxConnections ?? 10) : await openSqlite(options.stateDir);
+  if (options.migrate === false) return store;
   try {
     await migrate(store.db);
   } catch (error) {
@@ -95,11 +100,11 @@ function rowBuilder(columns: string[]): (values: unknown[]) => Record<string, un
   return new Function('values', `return { ${fields.join(', ')} };`) as (values: unknown[]) => Record<string, unknown>;
 }
 
-async function openPostgres(url: string): Promise<Store> {
+async function openPostgres(url: string, maxConnections: number): Promise<Store> {
   const { default: pg } = await import('pg');
   // PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
   pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => {});
   // Nor may one that is checked out (between the statements of a transaction): without a listener
