@@ -19,6 +19,24 @@ import {
 } from './projection-shapes.ts';
 import { isPlainObject } from './projection-budget.ts';
 
+/**
+ * An image given inline (a data URL) shows that it was there, its type and size, not megabytes of
+ * base64: the bytes stay in the stored history for the model, out of the projection's budget.
+ */
+const imageUrl: Shape = {
+  accepts: (value) => typeof value === 'string',
+  fits: (value, keyLength, budget) => text.fits(inlineImagePlaceholder(value as string), keyLength, budget),
+  emit: (value, budget, owner) => text.emit(inlineImagePlaceholder(value as string), budget, owner),
+};
+
+export function inlineImagePlaceholder(url: string): string {
+  const dataUrl = /^data:([^;,]*)(;base64)?,/i.exec(url);
+  if (!dataUrl) return url;
+  const payload = url.length - dataUrl[0].length;
+  const bytes = dataUrl[2] ? Math.floor((payload * 3) / 4) - (url.endsWith('==') ? 2 : url.endsWith('=') ? 1 : 0) : payload;
+  return `<inline image ${dataUrl[1] || 'unknown type'}, ${bytes} bytes>`;
+}
+
 const stringArray = arrayOf(text);
 const anyArray = arrayOf(opaque);
 /** Safety checks (id, code?, message?, extension fields allowed): kept whole as opaque JSON. */
@@ -34,7 +52,7 @@ export const contentPart = tagged(
     ['reasoning_text', textPart],
     ['summary_text', textPart],
     ['refusal', fields({ refusal: text })],
-    ['input_image', fields({ detail: opaque, file_id: opaque, image_url: opaque, prompt_cache_breakpoint: opaque })],
+    ['input_image', fields({ detail: opaque, file_id: opaque, image_url: either(imageUrl, opaque), prompt_cache_breakpoint: opaque })],
     [
       'input_file',
       fields({

@@ -21,34 +21,64 @@ export interface FileInput {
 }
 
 export interface DecodedAttachments {
-  images: { mimeType: string; base64: string }[];
+  images: { mimeType: string; base64: string; bytes: number }[];
   files: { name: string; mimeType: string; bytes: Buffer }[];
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** Checks SPEC.md §2/§8 attachment limits (5 in all, 1 image, 20 MiB decoded) and decodes them. */
+/** The bytes each image type starts with (CONTRACT.md §14); WebP also names itself at offset 8. */
+const IMAGE_SIGNATURES: Record<string, (bytes: Buffer) => boolean> = {
+  'image/jpeg': (bytes) => startsWith(bytes, [0xff, 0xd8, 0xff]),
+  'image/png': (bytes) => startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  'image/gif': (bytes) => bytes.subarray(0, 6).toString('latin1') === 'GIF87a' || bytes.subarray(0, 6).toString('latin1') === 'GIF89a',
+  'image/webp': (bytes) => bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP',
+  'image/bmp': (bytes) => bytes.subarray(0, 2).toString('latin1') === 'BM',
+};
+
+function startsWith(bytes: Buffer, signature: number[]): boolean {
+  return bytes.length >= signature.length && signature.every((byte, index) => bytes[index] === byte);
+}
+
+/** A refusal naming the entry (`images[0]`, `files[2]`) in `details`, as CONTRACT.md §14 asks. */
+function refuse(entry: string | null, message: string): ApiError {
+  return new ApiError('invalid_attachment', entry ? `${entry}: ${message}` : message, entry ? { entry } : undefined);
+}
+
+/**
+ * Checks the attachment rules of SPEC.md §2/§8 and CONTRACT.md §14 (1 image of a known type whose
+ * bytes carry its signature, 5 attachments, 20 MiB decoded, valid base64, plain file names) and
+ * decodes them. Each refusal is a 422 `invalid_attachment` naming the entry.
+ */
 export function decodeAttachments(images: ImageInput[] = [], files: FileInput[] = []): DecodedAttachments {
-  if (images.length > MAX_IMAGES) throw new ApiError('invalid_attachment', `at most ${MAX_IMAGES} image per turn`);
-  if (images.length + files.length > MAX_ATTACHMENTS) throw new ApiError('invalid_attachment', `at most ${MAX_ATTACHMENTS} attachments per turn`);
+  if (images.length > MAX_IMAGES) throw refuse(`images[${MAX_IMAGES}]`, `at most ${MAX_IMAGES} image per turn`);
+  if (images.length + files.length > MAX_ATTACHMENTS) {
+    const extra = MAX_ATTACHMENTS - images.length;
+    throw refuse(`files[${extra}]`, `at most ${MAX_ATTACHMENTS} attachments (images and files) per turn`);
+  }
   let total = 0;
-  const decode = (data: string, what: string): Buffer => {
-    if (data.length % 4 !== 0 || !BASE64.test(data)) throw new ApiError('invalid_attachment', `${what}: data is not valid base64`);
+  const decode = (data: string, entry: string): Buffer => {
+    if (data.length % 4 !== 0 || !BASE64.test(data)) throw refuse(entry, 'data is not valid base64');
     const bytes = Buffer.from(data, 'base64');
     total += bytes.length;
-    if (total > MAX_DECODED_BYTES) throw new ApiError('invalid_attachment', 'attachments exceed 20 MiB decoded in total');
+    if (total > MAX_DECODED_BYTES) throw refuse(entry, 'attachments exceed 20 MiB decoded in total');
     return bytes;
   };
   const decodedImages = images.map((image, index) => {
-    decode(image.data, `images[${index}]`);
-    return { mimeType: image.mimeType, base64: image.data };
+    const entry = `images[${index}]`;
+    const bytes = decode(image.data, entry);
+    const matches = IMAGE_SIGNATURES[image.mimeType];
+    if (!matches) throw refuse(entry, 'mimeType must be image/jpeg, image/png, image/gif, image/webp or image/bmp');
+    if (!matches(bytes)) throw refuse(entry, `the data does not start with the ${image.mimeType} signature`);
+    return { mimeType: image.mimeType, base64: image.data, bytes: bytes.length };
   });
   const decodedFiles = files.map((file, index) => {
+    const entry = `files[${index}]`;
     const name = basename(file.name);
-    if (name !== file.name || name === '.' || name === '..' || name.includes('\0')) {
-      throw new ApiError('invalid_attachment', `files[${index}].name must be a plain file name`);
+    if (name !== file.name || name === '.' || name === '..' || name.includes('\0') || name.includes('/')) {
+      throw refuse(entry, 'name must be a plain file name (no "/", "..", or NUL)');
     }
-    return { name, mimeType: file.mimeType, bytes: decode(file.data, `files[${index}]`) };
+    return { name, mimeType: file.mimeType, bytes: decode(file.data, entry) };
   });
   return { images: decodedImages, files: decodedFiles };
 }
