@@ -179,7 +179,8 @@ export type HistoryPage = {
         output: number;
         cached: number;
       } | null;
-      providerTelemetry: unknown | null;
+      /** one entry per agent that made model requests, the main agent first; [] when none completed and on provisional entries */
+      providerTelemetry: unknown[];
       /** only on provisional entries for active turns */
       status?: string;
       projectionTruncated?: boolean;
