@@ -36,7 +36,7 @@ for (const backend of BACKENDS) {
     let fake!: FakeProvider;
     let server!: TestServer;
     let events!: EventRecorder;
-    const harness = useFakeServer({ backend, confinement: 'off' });
+    const harness = useFakeServer({ backend, confinement: 'off', captureLogs: true });
     before(() => ({ fake, server, events } = harness));
 
     for (const [model, dialect] of Object.entries(MODELS)) {
@@ -109,6 +109,9 @@ for (const backend of BACKENDS) {
         assert.deepEqual((await server.request('GET', `/v1/sessions/${session.id}`)).json.usage, { input: 40, output: 20, cached: 0 });
         assert.deepEqual(history.providerTelemetry.map((entry: any) => entry.provider_turns), [2, 2], 'main first, then the writer');
         for (const entry of history.providerTelemetry) assert.equal(entry.models[`fake-${dialect}-model`].canonical_model, model);
+        const logs = server.logs().join('\n');
+        assert.ok(logs.length > 0);
+        for (const secret of [`WRITER-${tag}`, 'I wrote the file.', `MAIN-${tag}`]) assert.ok(!logs.includes(secret), `no prompt or agent output in the logs: ${secret}`);
       });
     }
 

@@ -54,7 +54,7 @@ for (const backend of BACKENDS) {
     let fake!: FakeProvider;
     let server!: TestServer;
     let events!: EventRecorder;
-    const harness = useFakeServer({ backend });
+    const harness = useFakeServer({ backend, captureLogs: true });
     before(() => ({ fake, server, events } = harness));
     const submit = (sessionId: string, body: unknown) => server.request('POST', `/v1/sessions/${sessionId}/turns`, { body });
 
@@ -78,6 +78,8 @@ for (const backend of BACKENDS) {
         assert.equal((await server.request('POST', `/v1/turns/${turn.id}/cancel`)).json.status, 'cancelled');
         assert.equal(existsSync(dirname(paths[0]!)), false, 'the turn\'s attachment directory is removed when it ends');
         assert.ok(!JSON.stringify(events.ofTurn(turn.id)).includes(b64(PNG)), 'no image bytes in any event');
+        assert.ok(!server.logs().join('\n').includes(b64(PNG)), 'no image bytes in the logs');
+        assert.ok(!server.logs().join('\n').includes(b64(notes)), 'no file bytes in the logs');
       });
     }
 
