@@ -18,6 +18,8 @@ import type { ToolRegistry } from './agent/tools/registry.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { detectHostConfinement, type ConfinementMode } from './sandbox/host-confinement.ts';
+import { boundaryTools } from './sandbox/boundary-tools.ts';
+import { createProcessGroupRunner } from './agent/tools/process-group.ts';
 import type { CatalogModel } from './config/models-file.ts';
 import { startTelemetry } from './telemetry/telemetry.ts';
 
@@ -65,7 +67,12 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   });
   telemetry.metrics.observeTurnQueue(() => scheduler.counts);
   const confinement = await probingConfinement;
-  const shell = confinement.confined ? { runner: confinement.runner, confined: true } : {};
+  const shell = { confined: confinement.confined };
+  const tools = boundaryTools({
+    sandboxRunner: config.sandboxRunner,
+    workspaceRoots,
+    hostRunner: confinement.confined ? confinement.runner : createProcessGroupRunner(),
+  });
   const adapters = new AdapterCache(catalog);
   // The tools, with TypeBox that declares their arguments, load with the first turn, not at start-up.
   const registries = new Map<Dialect, Promise<ToolRegistry>>();
@@ -77,7 +84,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   let runtime: BoundaryRuntime;
   try {
     runtime = await BoundaryRuntime.open(
-      { id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir },
+      { id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir, tools },
       {
         scheduler,
         logger: log,
@@ -86,6 +93,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       },
     );
   } catch (error) {
+    await tools.close();
     await store.close();
     throw error;
   }

@@ -58,10 +58,11 @@ export class BoundaryRuntime {
     return this.activeTurns.ids().length === 0 && !this.setups.anyRunning() && this.hub.log.subscriberCount === 0;
   }
 
-  /** Cancels every active turn and waits for them to be stored. */
+  /** Cancels every active turn and waits for them to be stored, then stops the boundary's sandbox runner. */
   async close(): Promise<void> {
     await this.turns.cancelAll();
     await this.setups.stopAll();
+    await this.boundary.tools.close();
     await this.hub.flush();
   }
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../store/database.ts';
 import type { Catalog } from '../config/models-file.ts';
 import type { Limits } from '../config/config.ts';
+import type { BoundaryTools } from '../sandbox/boundary-tools.ts';
 
 /**
  * An access boundary: everything a request is admitted into. In single-user mode there is exactly
@@ -15,6 +16,8 @@ export interface Boundary {
   limits: Limits;
   yolo: boolean;
   stateDir: string;
+  /** how every execution tool of the boundary runs: the sandbox, or the host (sandbox/boundary-tools.ts) */
+  tools: BoundaryTools;
 }
 
 export const DEFAULT_BOUNDARY_ID = 'default';

@@ -154,9 +154,10 @@ export class TurnRunner {
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
     const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
     try {
-      const userItem = userMessageItem(text.input, turn.attachments, files.paths);
+      // The model sees the workspace as the tools do: guest paths in a sandbox.
+      const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
       const adapter = await this.deps.adapterFor(model);
-      const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: session.cwd, planMode });
+      const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: boundary.tools.viewOf(session.cwd).cwd, planMode });
       const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
       // Child agents (spawn_agent) load with the first turn that has tools, like the tools themselves.
       const { AgentSupervisor } = await import('./agents.ts');

@@ -14,13 +14,15 @@ export interface TurnToolOptions {
 
 /**
  * One agent's view of the tools: every call goes through the approval policy (asking a human
- * through the agent's port when it must), runs with the turn's abort signal, and streams tool events.
+ * through the agent's port when it must), runs on the boundary's executor (the sandbox when there
+ * is one, with guest paths) with the turn's abort signal, and streams tool events.
  */
 export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, options: TurnToolOptions = { confinedExecution: false }): TurnTools {
   const { hub, boundary, session, port } = scope;
   const { sessionId, turnId, signal } = port;
   const allowances = new Set(session.allowances);
   let planMode = session.planMode;
+  const sandboxed = boundary.tools.sandboxed;
   const requestHuman: typeof port.askHuman = (kind, prompt, choices) => port.askHuman(kind, prompt, choices);
 
   const persistSessionState = async () => {
@@ -34,7 +36,7 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
       return { output, truncated };
     };
     hub.emit('tool.updated', sessionId, turnId, toolCallPayload(call.callId, call.name, call.kind, call.input));
-    const context = { cwd: session.cwd, roots: boundary.workspaceRoots };
+    const context = { ...boundary.tools.viewOf(session.cwd), executor: boundary.tools.executor };
     const prepared = registry.prepare({ name: call.name, input: call.input }, context);
     if (!prepared.ok) return finish(prepared.outcome.output, prepared.outcome.truncated);
 
@@ -43,7 +45,7 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
     try {
       authorization = await authorizeToolCall(
         prepared.call,
-        { planMode, yolo: boundary.yolo, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: options.confinedExecution },
+        { planMode, yolo: boundary.yolo, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: options.confinedExecution && !sandboxed, sandboxed },
         requestHuman,
       );
     } catch (error) {

@@ -48,6 +48,7 @@ interface PendingCall {
 
 /** What a runner may say on stderr is kept for the error message, bounded. */
 const STDERR_TAIL_CHARS = 2000;
+const PIPE_GRACE_MS = 200;
 
 class RunnerProcess {
   readonly pending = new Map<string, PendingCall>();
@@ -74,9 +75,15 @@ class RunnerProcess {
     child.stdin.on('error', () => {}); // a dead runner's pipe; the exit handler reports it
     child.on('error', (error) => this.fail(new SandboxError('sandbox_unavailable', `cannot start the sandbox runner: ${error.message}`)));
     child.on('exit', (code, signal) => {
-      const how = signal ? `signal ${signal}` : `exit code ${code}`;
-      const detail = this.stderrTail.trim() ? `: ${this.stderrTail.trim().split('\n').slice(-3).join(' ')}` : '';
-      this.fail(new SandboxError('sandbox_died', `the sandbox runner ended (${how})${detail}`));
+      const report = () => {
+        const how = signal ? `signal ${signal}` : `exit code ${code}`;
+        const detail = this.stderrTail.trim() ? `: ${this.stderrTail.trim().split('\n').slice(-3).join(' ')}` : '';
+        this.fail(new SandboxError('sandbox_died', `the sandbox runner ended (${how})${detail}`));
+      };
+      // Its last lines (results, its stderr) may still be in the pipes: they are read until both
+      // close ('close'), or for a short grace when something it left behind holds them open.
+      const grace = setTimeout(report, PIPE_GRACE_MS);
+      child.once('close', () => (clearTimeout(grace), report()));
     });
   }
 

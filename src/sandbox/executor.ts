@@ -3,8 +3,8 @@
  * machine: a ToolExecutor runs a command with streaming output and cancellation, and reads,
  * writes, lists and searches files. Two implementations: `hostExecutor` (host paths, today's
  * process-group runner and race-free fs operations) and `sandboxExecutor` (guest paths, every
- * operation inside the tenant's sandbox runner, never on the host). Tools are wired to it after
- * issue 11; nothing in src/agent or src/runtime uses it yet.
+ * operation inside the tenant's sandbox runner, never on the host). Every execution tool reaches
+ * it through its ToolContext; the boundary's one comes from boundary-tools.ts.
  */
 import type { CommandView } from '../agent/tools/process-group.ts';
 import type { DirectoryEntry, SearchMatch } from './protocol.ts';
@@ -37,6 +37,10 @@ export interface RunOutcome {
   output: string;
   outputTruncated: boolean;
   durationMs: number;
+  /** host only: why the command could not start (e.g. no such program) */
+  startError?: string;
+  /** host only: background processes were still running when the command ended, and were stopped */
+  strayProcessesStopped?: boolean;
 }
 
 export interface FileContent {
@@ -72,20 +76,27 @@ export interface ToolExecutor {
   readFile(path: string, maxBytes: number): Promise<FileContent>;
   /** replaces the file whole; missing parents are created when asked */
   writeFile(path: string, content: Buffer, options?: { createParents?: boolean }): Promise<void>;
+  /** removes a file; one already gone is fine */
+  removeFile(path: string): Promise<void>;
   listDirectory(path: string): Promise<DirectoryListing>;
   search(query: SearchQuery): Promise<SearchResults>;
   /** ends whatever the executor holds (the sandbox runner); later calls fail */
   close(): Promise<void>;
 }
 
+/** Why a file operation failed, when the tools word it their own way. */
+export type FileProblem = 'not_found' | 'is_directory' | 'not_a_directory' | 'not_a_file';
+
 /**
  * A failed operation, in words meant for the model's tool output. `sandbox`: the sandbox itself
- * failed (missing, crashed, hung, garbage) and nothing ran; `operation`: the file operation failed.
+ * failed (missing, crashed, hung, garbage) and nothing ran; `operation`: the file operation failed,
+ * `problem` saying how when it is one the tools recognise.
  */
 export class ExecutorError extends Error {
   constructor(
     readonly reason: 'sandbox' | 'operation',
     message: string,
+    readonly problem?: FileProblem,
   ) {
     super(message);
     this.name = 'ExecutorError';

@@ -5,23 +5,29 @@
  * Paths are host paths that the caller has already checked against the workspace roots
  * (agent/tools/tool-paths.ts); a symlink swapped in afterwards is refused, not followed.
  */
-import { closeSync, constants, fstatSync, lstatSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, readlinkSync, readSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { writeContents } from '../agent/tools/apply-patch/patch-files.ts';
+import { removeFile, writeContents } from '../agent/tools/apply-patch/patch-files.ts';
 import type { CommandRunner } from '../agent/tools/process-group.ts';
-import { chooseSearchBackend } from '../agent/tools/search/search-tool.ts';
+import type { SearchBackend } from '../agent/tools/search/backend.ts';
+import { chooseSearchBackend } from '../agent/tools/search/choose-backend.ts';
+import { PathError } from '../workspace/paths.ts';
 import { closeDirectory, directoryPath, entryPath, openDirectoryExact, openExact } from '../workspace/no-follow.ts';
-import { ExecutorError, type DirectoryEntry, type ToolExecutor } from './executor.ts';
+import { ExecutorError, type DirectoryEntry, type FileProblem, type ToolExecutor } from './executor.ts';
 
 export interface HostExecutorOptions {
   runner: CommandRunner;
+  /** ripgrep or the JavaScript fallback; chosen from PATH on first search when not given */
+  searchBackend?: SearchBackend;
 }
 
 /** The protocol's bound on a listing, kept on the host too so both executors answer alike. */
 const MAX_LIST_ENTRIES = 10_000;
+const READ_CHUNK_BYTES = 1024 * 1024;
 
 export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
+  let searchBackend = options.searchBackend;
   return {
     kind: 'host',
 
@@ -41,9 +47,11 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
         timedOut: result.timedOut,
         cancelled: result.aborted,
         oomKilled: false,
-        output: result.spawnError ? `${result.output}${result.spawnError}\n` : result.output,
+        output: result.output,
         outputTruncated: result.truncated,
         durationMs: result.durationMs,
+        ...(result.spawnError ? { startError: result.spawnError } : {}),
+        strayProcessesStopped: result.strayProcessesStopped,
       };
     },
 
@@ -51,11 +59,21 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
       return operation(path, () => {
         const fd = openExact(path, constants.O_RDONLY | constants.O_NONBLOCK);
         try {
-          if (!fstatSync(fd).isFile()) throw new ExecutorError('operation', `${path} is not a regular file`);
-          const buffer = Buffer.alloc(maxBytes + 1);
+          const info = fstatSync(fd);
+          if (info.isDirectory()) throw new ExecutorError('operation', `${path} is a directory`, 'is_directory');
+          if (!info.isFile()) throw new ExecutorError('operation', `${path} is not a regular file`, 'not_a_file');
+          // Read in chunks up to one byte past the bound: a large bound costs nothing for a small file.
+          const chunks: Buffer[] = [];
           let length = 0;
-          for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
-          return { content: buffer.subarray(0, Math.min(length, maxBytes)), truncated: length > maxBytes };
+          while (length <= maxBytes) {
+            const chunk = Buffer.alloc(Math.min(READ_CHUNK_BYTES, maxBytes + 1 - length));
+            const read = readSync(fd, chunk, 0, chunk.length, null);
+            if (read === 0) break;
+            chunks.push(chunk.subarray(0, read));
+            length += read;
+          }
+          const content = Buffer.concat(chunks, length);
+          return { content: content.subarray(0, Math.min(length, maxBytes)), truncated: length > maxBytes };
         } finally {
           closeSync(fd);
         }
@@ -72,6 +90,10 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
       });
     },
 
+    async removeFile(path) {
+      operation(path, () => removeFile(path));
+    },
+
     async listDirectory(path) {
       const directory = operation(path, () => openDirectoryExact(path));
       try {
@@ -79,7 +101,7 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
         const entries = names.slice(0, MAX_LIST_ENTRIES).map((name): DirectoryEntry => {
           const stat = lstatSync(entryPath(directory, name));
           const type = stat.isFile() ? 'file' : stat.isDirectory() ? 'directory' : stat.isSymbolicLink() ? 'symlink' : 'other';
-          return { name, type, size: stat.size };
+          return type === 'symlink' ? { name, type, size: stat.size, target: readlinkSync(entryPath(directory, name)) } : { name, type, size: stat.size };
         });
         return { entries, truncated: names.length > MAX_LIST_ENTRIES };
       } finally {
@@ -88,8 +110,15 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
     },
 
     async search(query) {
-      const { backend } = chooseSearchBackend();
-      const result = await backend({ pattern: query.pattern, target: query.path, glob: query.glob, maxResults: query.maxMatches, signal: query.signal });
+      searchBackend ??= chooseSearchBackend().backend;
+      let result;
+      try {
+        result = await searchBackend({ pattern: query.pattern, target: query.path, glob: query.glob, maxResults: query.maxMatches, signal: query.signal });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ExecutorError('operation', `${query.path} does not exist`, 'not_found');
+        if (error instanceof PathError) throw new ExecutorError('operation', error.message);
+        throw error;
+      }
       return { matches: result.matches.map((match) => ({ path: match.file, line: match.line, text: match.text })), truncated: result.limitReached };
     },
 
@@ -103,8 +132,10 @@ function operation<T>(path: string, action: () => T): T {
     return action();
   } catch (error) {
     if (error instanceof ExecutorError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new ExecutorError('operation', `${path} does not exist`);
-    throw new ExecutorError('operation', `${path}: ${(error as Error).message}`);
+    const problem = ERRNO_PROBLEMS[(error as NodeJS.ErrnoException).code ?? ''];
+    if (problem === 'not_found') throw new ExecutorError('operation', `${path} does not exist`, problem);
+    throw new ExecutorError('operation', `${path}: ${(error as Error).message}`, problem);
   }
 }
+
+const ERRNO_PROBLEMS: Record<string, FileProblem | undefined> = { ENOENT: 'not_found', ENOTDIR: 'not_a_directory', EISDIR: 'is_directory' };

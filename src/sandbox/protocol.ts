@@ -125,6 +125,8 @@ export interface DirectoryEntry {
   name: string;
   type: 'file' | 'directory' | 'symlink' | 'other';
   size: number;
+  /** a symlink's target, as stored (never followed) */
+  target?: string;
 }
 
 export interface SearchMatch {

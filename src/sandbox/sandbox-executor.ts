@@ -6,7 +6,7 @@
  */
 import { HeadTailBuffer } from '../agent/tools/output.ts';
 import { runnerEnvironment, SandboxClient, SandboxError, type CallOptions, type RequestBody } from './client.ts';
-import { ExecutorError, type ToolExecutor } from './executor.ts';
+import { ExecutorError, type FileProblem, type ToolExecutor } from './executor.ts';
 import { GUEST_WORKSPACE, MAX_READ_BYTES, type ResultLine } from './protocol.ts';
 
 export interface SandboxExecutorOptions {
@@ -22,6 +22,9 @@ export interface SandboxExecutorOptions {
 export function sandboxExecutor(options: SandboxExecutorOptions): ToolExecutor {
   const command = [options.runner, '--workspace', options.workspace, ...(options.home ? ['--home', options.home] : [])];
   const client = new SandboxClient({ command, env: runnerEnvironment(), readyTimeoutMs: options.readyTimeoutMs });
+  // The runner's own words may name host paths (its stderr, a failed start); the model sees guest ones.
+  const hostPaths = [options.workspace, options.home, options.runner].filter((path): path is string => Boolean(path));
+  const guestWords = (text: string) => hostPaths.reduce((words, path) => words.replaceAll(path, path === options.workspace ? GUEST_WORKSPACE : 'the sandbox runner'), text);
 
   /** One request; a sandbox failure becomes ExecutorError('sandbox'), a failed operation ExecutorError('operation'). */
   async function call(body: RequestBody, callOptions: CallOptions = {}): Promise<ResultLine> {
@@ -29,10 +32,13 @@ export function sandboxExecutor(options: SandboxExecutorOptions): ToolExecutor {
     try {
       result = await client.call(body, callOptions);
     } catch (error) {
-      if (error instanceof SandboxError) throw new ExecutorError('sandbox', `the sandbox failed, nothing ran on the host: ${error.message}`);
+      if (error instanceof SandboxError) throw new ExecutorError('sandbox', guestWords(`the sandbox failed, nothing ran on the host: ${error.message}`));
       throw error;
     }
-    if (!result.ok) throw new ExecutorError('operation', `${'path' in body ? `${body.path}: ` : ''}${result.error?.message ?? 'the operation failed'}`);
+    if (!result.ok) {
+      const message = guestWords(result.error?.message ?? 'the operation failed');
+      throw new ExecutorError('operation', `${'path' in body ? `${body.path}: ` : ''}${message}`, problemOf(message));
+    }
     return result;
   }
 
@@ -64,6 +70,11 @@ export function sandboxExecutor(options: SandboxExecutorOptions): ToolExecutor {
       await call({ type: 'write', path, contentBase64: content.toString('base64'), createParents: writeOptions.createParents === true });
     },
 
+    async removeFile(path) {
+      const outcome = await this.run({ argv: ['rm', '-f', '--', path], cwd: GUEST_WORKSPACE, timeoutMs: 60_000, signal: new AbortController().signal, onOutput: () => {} });
+      if (outcome.exitCode !== 0) throw new ExecutorError('operation', `${path}: ${outcome.output.trim() || `rm ended with exit code ${outcome.exitCode}`}`, problemOf(outcome.output));
+    },
+
     async listDirectory(path) {
       const result = await call({ type: 'list', path });
       return { entries: result.entries ?? [], truncated: result.truncated === true };
@@ -76,4 +87,12 @@ export function sandboxExecutor(options: SandboxExecutorOptions): ToolExecutor {
 
     close: () => client.close(),
   };
+}
+
+/** The coreutils and findutils messages the runner passes on, as the problems tools recognise. */
+function problemOf(message: string): FileProblem | undefined {
+  if (/No such file or directory/.test(message)) return 'not_found';
+  if (/Is a directory/.test(message)) return 'is_directory';
+  if (/Not a directory/.test(message)) return 'not_a_directory';
+  return undefined;
 }

@@ -11,6 +11,9 @@
  *   6. Anything else (apply_patch, other shell commands) runs if yolo is on or the session allowed
  *      its key (tool + command prefix), and otherwise asks `tool_approval`
  *      (allow_once, allow_session, deny).
+ *
+ * In a sandbox (CONTRACT.md §12) steps 1 to 3 hold as they are; nothing is ever asked: the sandbox
+ * is what confines the call, so `root_access` (4) and `tool_approval` (6) give way to running it.
  */
 import type { PathClassification } from '../../workspace/paths.ts';
 import type { ToolPlan } from '../tools/types.ts';
@@ -36,6 +39,8 @@ export interface PolicyContext {
    * false they run on the host, and only commands provably read-only without a shell skip approval.
    */
   confinedExecution: boolean;
+  /** every execution runs in the boundary's sandbox: auto-approved, never root_access */
+  sandboxed?: boolean;
   /** the human already answered `allow` to root_access for this very call */
   rootAccessGranted?: boolean;
 }
@@ -68,12 +73,12 @@ export function decideToolCall(call: PolicyCall, context: PolicyContext): Policy
   const readOnly = command === null ? call.plan.readOnly : command.readOnly;
   if (context.planMode && !readOnly) return { action: 'refuse', reason: PLAN_MODE_REFUSAL };
   const elsewhere = context.paths.filter((entry) => entry.location === 'root');
-  if (elsewhere.length > 0 && !context.rootAccessGranted && !context.yolo) {
+  if (elsewhere.length > 0 && !context.rootAccessGranted && !context.yolo && !context.sandboxed) {
     return { action: 'ask', kind: 'root_access', prompt: rootAccessPrompt(call.name, call.input, elsewhere), options: ROOT_ACCESS_OPTIONS };
   }
   if (readOnly) return { action: 'run', unattended: true };
   const key = allowanceKey(call, command);
-  if (context.yolo || context.sessionAllowances.has(key)) return { action: 'run', unattended: false };
+  if (context.yolo || context.sandboxed || context.sessionAllowances.has(key)) return { action: 'run', unattended: false };
   return {
     action: 'ask',
     kind: 'tool_approval',

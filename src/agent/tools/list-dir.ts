@@ -1,14 +1,15 @@
 /**
- * `list_dir`: a bounded, sorted tree of a directory's entries. Symlinks are shown, never followed:
- * each subdirectory is opened from its open parent with O_NOFOLLOW (workspace/no-follow.ts).
+ * `list_dir`: a bounded, sorted tree of a directory's entries, one executor listing per directory.
+ * Symlinks are shown, never followed: on the host each directory is opened without following any
+ * symlink (workspace/no-follow.ts), in the sandbox nothing outside the guest exists to follow.
  */
-import { readdir, readlink } from 'node:fs/promises';
-import { closeDirectory, directoryPath, entryPath, openChildDirectory, openDirectoryExact, UnsafePathError, type OpenDirectory } from '../../workspace/no-follow.ts';
 import { Type } from 'typebox';
+import { ExecutorError, type DirectoryEntry, type ToolExecutor } from '../../sandbox/executor.ts';
 import { functionTool } from './arguments.ts';
+import { executorOf } from './executor-of.ts';
 import { timeLimit, type TimeLimit } from './time-limit.ts';
-import { displayPath, resolveToolPath, toolErrors } from './tool-paths.ts';
-import { success, ToolError } from './types.ts';
+import { displayPath, fileOperation, resolveToolPath } from './tool-paths.ts';
+import { success } from './types.ts';
 
 export const DEFAULT_LIST_DEPTH = 2;
 const MAX_LIST_DEPTH = 5;
@@ -37,21 +38,11 @@ export const listDirTool = functionTool({
   plan: (args) => ({ readOnly: true, paths: [args.path] }),
   async run(args, ctx) {
     const limit = timeLimit(ctx.signal, 'list_dir');
+    const executor = executorOf(ctx);
     const resolved = resolveToolPath(ctx, args.path);
-    const directory = toolErrors(args.path, () => {
-      try {
-        return openDirectoryExact(resolved);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') throw new ToolError(`${args.path} is not a directory; use read_file for files`);
-        throw error;
-      }
-    });
+    const top = await fileOperation(args.path, () => executor.listDirectory(resolved), { not_a_directory: 'is not a directory; use read_file for files' });
     const listing = { lines: [] as string[], full: false };
-    try {
-      await walk(directory, 1, args.depth, listing, limit);
-    } finally {
-      closeDirectory(directory);
-    }
+    await walk({ executor, limit, maxDepth: args.depth, listing }, resolved, top.entries, 1);
     const header = `${displayPath(ctx.cwd, resolved)}/`;
     if (listing.lines.length === 0) return success(`${header}\n(empty)`);
     const footer = listing.full ? `\n[… stopped after ${MAX_LIST_ENTRIES} entries; list a subdirectory or lower depth …]` : '';
@@ -59,62 +50,45 @@ export const listDirTool = functionTool({
   },
 });
 
-async function walk(
-  directory: OpenDirectory,
-  level: number,
-  maxDepth: number,
-  listing: { lines: string[]; full: boolean },
-  limit: TimeLimit,
-): Promise<void> {
-  limit.check();
-  let entries;
-  try {
-    entries = await readdir(directoryPath(directory), { withFileTypes: true });
-  } catch (error) {
-    listing.lines.push(`${indent(level)}[unreadable: ${(error as NodeJS.ErrnoException).code ?? 'error'}]`);
-    return;
-  }
-  entries.sort((a, b) => a.name.localeCompare(b.name));
+interface Walk {
+  executor: ToolExecutor;
+  limit: TimeLimit;
+  maxDepth: number;
+  listing: { lines: string[]; full: boolean };
+}
+
+/** Lists `entries` of `directory` at `level`, descending into subdirectories; symlinks are shown, never followed. */
+async function walk(walking: Walk, directory: string, entries: DirectoryEntry[], level: number): Promise<void> {
+  const { listing, maxDepth } = walking;
+  walking.limit.check();
   for (const entry of entries) {
     if (listing.lines.length >= MAX_LIST_ENTRIES) {
       listing.full = true;
       return;
     }
-    if (entry.isSymbolicLink()) {
-      const target = await readlink(entryPath(directory, entry.name)).catch(() => '?');
-      listing.lines.push(`${indent(level)}${entry.name}@ -> ${target}`);
-    } else if (entry.isDirectory()) {
+    if (entry.type === 'symlink') {
+      listing.lines.push(`${indent(level)}${entry.name}@ -> ${entry.target ?? '?'}`);
+    } else if (entry.type === 'directory') {
       const expand = level < maxDepth && !UNEXPANDED.has(entry.name);
       listing.lines.push(`${indent(level)}${entry.name}/${UNEXPANDED.has(entry.name) && level < maxDepth ? ' (not expanded)' : ''}`);
-      if (expand) await walkChild(directory, entry.name, level + 1, maxDepth, listing, limit);
+      if (expand) await walkChild(walking, `${directory}/${entry.name}`, level + 1);
     } else {
       listing.lines.push(`${indent(level)}${entry.name}`);
     }
   }
 }
 
-/** A subdirectory swapped for a symlink since it was listed is reported, not followed. */
-async function walkChild(
-  parent: OpenDirectory,
-  name: string,
-  level: number,
-  maxDepth: number,
-  listing: { lines: string[]; full: boolean },
-  limit: TimeLimit,
-): Promise<void> {
-  let child: OpenDirectory;
+/** A subdirectory that cannot be listed (unreadable, or swapped for a symlink since) is reported, not followed. */
+async function walkChild(walking: Walk, directory: string, level: number): Promise<void> {
+  let entries: DirectoryEntry[];
   try {
-    child = openChildDirectory(parent, name);
+    entries = (await walking.executor.listDirectory(directory)).entries;
   } catch (error) {
-    const why = error instanceof UnsafePathError ? 'replaced by a symbolic link' : ((error as NodeJS.ErrnoException).code ?? 'error');
-    listing.lines.push(`${indent(level)}[unreadable: ${why}]`);
+    if (!(error instanceof ExecutorError) || error.reason !== 'operation') throw error;
+    walking.listing.lines.push(`${indent(level)}[unreadable: ${/symbolic link/.test(error.message) ? 'replaced by a symbolic link' : (error.problem ?? 'error')}]`);
     return;
   }
-  try {
-    await walk(child, level, maxDepth, listing, limit);
-  } finally {
-    closeDirectory(child);
-  }
+  await walk(walking, directory, entries, level);
 }
 
 function indent(level: number): string {

@@ -1,17 +1,21 @@
-/** `read_file`: a range of a text file's lines, numbered, within the model output budget. */
-import { closeSync, createReadStream, readSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+/**
+ * `read_file`: a range of a text file's lines, numbered, within the model output budget. The file
+ * is read through the boundary's executor (bounded by the sandbox protocol's read size).
+ */
 import { Type } from 'typebox';
+import { MAX_READ_BYTES } from '../../sandbox/protocol.ts';
 import { functionTool } from './arguments.ts';
+import { executorOf } from './executor-of.ts';
 import { MODEL_OUTPUT_LIMIT } from './output.ts';
-import { timeLimit, type TimeLimit } from './time-limit.ts';
-import { openToolPath } from './tool-paths.ts';
+import { fileOperation, resolveToolPath } from './tool-paths.ts';
 import { success, ToolError } from './types.ts';
 
 export const DEFAULT_READ_LINES = 2000;
 const MAX_READ_LINES = 20_000;
 const MAX_LINE_LENGTH = 2000;
 const BINARY_SNIFF_BYTES = 8192;
+/** What one read returns at most, on the host as in the sandbox; far beyond one answer's budget. */
+const READ_FILE_MAX_BYTES = MAX_READ_BYTES;
 
 export interface ReadFileArgs {
   path: string;
@@ -35,63 +39,51 @@ export const readFileTool = functionTool({
   refine: (args): ReadFileArgs => ({ path: args.path, offset: args.offset ?? 1, limit: args.limit ?? DEFAULT_READ_LINES }),
   plan: (args) => ({ readOnly: true, paths: [args.path] }),
   async run(args, ctx) {
-    const limit = timeLimit(ctx.signal, 'read_file');
-    // Opened once: every check below and the read itself concern this descriptor, not the name.
-    const { fd, info } = openToolPath(ctx, args.path);
-    let streaming = false;
-    try {
-      if (info.isDirectory()) throw new ToolError(`${args.path} is a directory; use list_dir to see its entries`);
-      if (!info.isFile()) throw new ToolError(`${args.path} is not a regular file`);
-      if (looksBinary(fd)) {
-        throw new ToolError(`${args.path} looks like a binary file (${info.size} bytes); read_file only shows text files`);
-      }
-      streaming = true;
-      return await readLines(fd, args, limit);
-    } finally {
-      if (!streaming) closeSync(fd);
+    ctx.signal.throwIfAborted();
+    const path = resolveToolPath(ctx, args.path);
+    const file = await fileOperation(args.path, () => executorOf(ctx).readFile(path, READ_FILE_MAX_BYTES), {
+      is_directory: 'is a directory; use list_dir to see its entries',
+      not_a_file: 'is not a regular file',
+    });
+    if (looksBinary(file.content)) {
+      throw new ToolError(`${args.path} looks like a binary file; read_file only shows text files`);
     }
+    return numberedLines(file.content, file.truncated, args);
   },
 });
 
-/** Streams the lines of the open file; the stream owns (and closes) the descriptor. */
-async function readLines(fd: number, args: ReadFileArgs, limit: TimeLimit) {
-  const input = createReadStream('', { fd, start: 0, encoding: 'utf8', signal: limit.signal });
-  const lines = createInterface({ input, crlfDelay: Infinity });
+/** The requested range of lines, numbered; a file cut at the read bound loses its partial last line. */
+function numberedLines(content: Buffer, cut: boolean, args: ReadFileArgs) {
+  let text = content.toString('utf8');
+  if (cut) text = text.slice(0, Math.max(0, text.lastIndexOf('\n')));
+  if (text === '' && !cut) return success(`${args.path} is empty`);
+  const lines = text.split(/\r?\n/);
+  if (text.endsWith('\n')) lines.pop();
+  if (args.offset > lines.length) {
+    const more = cut ? `; read_file reads the first ${READ_FILE_MAX_BYTES} bytes only, use shell (e.g. sed -n) beyond them` : '';
+    throw new ToolError(`offset ${args.offset} is past the end of ${args.path} (${lines.length} lines${more})`);
+  }
   const shown: string[] = [];
   let size = 0;
-  let lineNumber = 0;
   let stoppedAt: number | null = null;
   let outOfBudget = false;
-  try {
-    for await (const line of lines) {
-      lineNumber++;
-      if (lineNumber < args.offset) continue;
-      if (shown.length === args.limit) {
-        stoppedAt = lineNumber;
-        break;
-      }
-      const numbered = `${String(lineNumber).padStart(6)}\t${clip(line)}`;
-      if (size + numbered.length + 1 > MODEL_OUTPUT_LIMIT) {
-        stoppedAt = lineNumber;
-        outOfBudget = true;
-        break;
-      }
-      shown.push(numbered);
-      size += numbered.length + 1;
+  for (let index = args.offset - 1; index < lines.length; index++) {
+    if (shown.length === args.limit) {
+      stoppedAt = index + 1;
+      break;
     }
-  } catch (error) {
-    limit.check();
-    throw error;
-  } finally {
-    lines.close();
-    input.destroy();
+    const numbered = `${String(index + 1).padStart(6)}\t${clip(lines[index])}`;
+    if (size + numbered.length + 1 > MODEL_OUTPUT_LIMIT) {
+      stoppedAt = index + 1;
+      outOfBudget = true;
+      break;
+    }
+    shown.push(numbered);
+    size += numbered.length + 1;
   }
-  if (shown.length === 0 && lineNumber < args.offset && lineNumber > 0) {
-    throw new ToolError(`offset ${args.offset} is past the end of ${args.path} (${lineNumber} lines)`);
-  }
-  if (lineNumber === 0) return success(`${args.path} is empty`);
-  const footer = stoppedAt === null ? '' : `\n[… more lines follow; continue with offset=${stoppedAt} …]`;
-  return success(shown.join('\n') + footer, outOfBudget);
+  const footer =
+    stoppedAt !== null ? `\n[… more lines follow; continue with offset=${stoppedAt} …]` : cut ? `\n[… the file goes on past the ${READ_FILE_MAX_BYTES} bytes read_file reads; use shell (e.g. sed -n) for the rest …]` : '';
+  return success(shown.join('\n') + footer, outOfBudget || cut);
 }
 
 function clip(line: string): string {
@@ -99,8 +91,6 @@ function clip(line: string): string {
 }
 
 /** The same heuristic git and grep use: a NUL byte near the start means binary. */
-function looksBinary(fd: number): boolean {
-  const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-  const bytesRead = readSync(fd, buffer, 0, BINARY_SNIFF_BYTES, 0);
-  return buffer.subarray(0, bytesRead).includes(0);
+function looksBinary(content: Buffer): boolean {
+  return content.subarray(0, BINARY_SNIFF_BYTES).includes(0);
 }

@@ -8,7 +8,8 @@
  *   const outcome = await registry.run(prepared.call, ctx);        // never throws for tool errors
  */
 import type { Dialect, ToolSpec } from '../providers/types.ts';
-import { canonicalizeInside, PathError, type PathClassification } from '../../workspace/paths.ts';
+import { PathError, type PathClassification } from '../../workspace/paths.ts';
+import { classifyToolPath } from './tool-paths.ts';
 import { createApplyPatchTool } from './apply-patch/apply-patch-tool.ts';
 import { listDirTool } from './list-dir.ts';
 import { truncateForModel } from './output.ts';
@@ -49,7 +50,7 @@ export interface ToolRegistry {
   /** the tools as the model sees them */
   readonly specs: ToolSpec[];
   has(name: string): boolean;
-  prepare(request: ToolCallRequest, ctx: Pick<ToolContext, 'cwd' | 'roots'>): Preparation;
+  prepare(request: ToolCallRequest, ctx: Pick<ToolContext, 'cwd' | 'roots' | 'executor'>): Preparation;
   run(call: PreparedToolCall, ctx: ToolContext): Promise<ToolOutcome>;
 }
 
@@ -75,7 +76,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
       try {
         const args = tool.parse(request.input);
         const plan = tool.plan(args, ctx);
-        const paths = plan.paths.map((requested) => canonicalizeInside(ctx.roots, requested, ctx.cwd));
+        const paths = plan.paths.map((requested) => classifyToolPath(ctx, requested));
         return { ok: true, call: { name: tool.name, input: request.input, args, plan, paths } };
       } catch (error) {
         if (error instanceof ToolError || error instanceof PathError) {

@@ -1,21 +1,29 @@
 /**
- * `shell`: runs a command in the session. An argv array is executed directly; a string is run by
- * `bash -lc`. The process group is killed on timeout or abort (see process-group.ts). A call no
- * human decided (unattended) asks its runner for the read-only view; the confined runner of
- * src/sandbox enforces it, the host runner cannot (the policy then lets only its strict read-only
- * set run unasked). Every command gets the allowlisted environment of environment.ts.
+ * `shell`: runs a command in the session through the boundary's executor. An argv array is
+ * executed directly; a string is run by `bash -c` (not a login shell: profiles are neither read
+ * nor trusted, so nothing they export reaches the command and none of their work slows it). In the sandbox, the command runs there with
+ * its fixed environment, and a timeout or abort ends its whole PID namespace. On the host, the
+ * process group is killed on timeout or abort (see process-group.ts); a call no human decided
+ * (unattended) asks its runner for the read-only view, which the confined runner of src/sandbox
+ * enforces and the host runner cannot (the policy then lets only its strict read-only set run
+ * unasked); every command gets the allowlisted environment of environment.ts.
  */
 import { statSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
 import { functionTool } from './arguments.ts';
 import { literalArgvOf } from '../policy/literal-command.ts';
 import { toolEnvironment } from './environment.ts';
-import { createProcessGroupRunner, type CommandResult, type CommandRunner } from './process-group.ts';
+import type { CommandRunner } from './process-group.ts';
+import { executorOf } from './executor-of.ts';
+import { hostExecutor } from '../../sandbox/host-executor.ts';
+import type { RunOutcome } from '../../sandbox/executor.ts';
 import { resolveToolPath } from './tool-paths.ts';
 import { ToolError, type Tool } from './types.ts';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 export const MAX_SHELL_TIMEOUT_MS = 600_000;
+/** The sandbox's memory limit, as the model is told when it killed something (docs/SANDBOX.md). */
+const SANDBOX_MEMORY_GIB = 2;
 
 export interface ShellArgs {
   command: string[] | string;
@@ -42,7 +50,7 @@ const ShellArguments = Type.Object(
 );
 
 export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs> {
-  const runner = options.runner ?? createProcessGroupRunner();
+  const own = options.runner ? hostExecutor({ runner: options.runner }) : undefined;
   return functionTool({
     name: 'shell',
     description:
@@ -54,10 +62,14 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
     refine: shellArgs,
     plan: (args) => ({ readOnly: false, paths: [args.workdir ?? '.'], command: args.command }),
     async run(args, ctx) {
+      const executor = executorOf(ctx, own);
       const cwd = resolveToolPath(ctx, args.workdir ?? '.');
-      if (!isDirectory(cwd)) throw new ToolError(`workdir ${args.workdir ?? '.'} is not an existing directory`);
-      const argv = argvFor(args.command, ctx.unattended === true && options.confined !== true);
-      const result = await runner({
+      // The sandbox reports a missing directory itself; asking it first would cost a second start.
+      if (executor.kind === 'host' && !isDirectory(cwd)) throw new ToolError(`workdir ${args.workdir ?? '.'} is not an existing directory`);
+      // Only a host command can be unconfined; in the sandbox every command is confined alike.
+      const unconfined = executor.kind === 'host' && options.confined !== true;
+      const argv = argvFor(args.command, ctx.unattended === true && unconfined);
+      const outcome = await executor.run({
         argv,
         cwd,
         env: toolEnvironment(options.baseEnvironment ?? process.env),
@@ -67,9 +79,9 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
         onOutput: ctx.onOutput,
       });
       return {
-        output: describeResult(result, args.timeoutMs),
-        truncated: result.truncated,
-        ok: result.exitCode === 0 && !result.timedOut && !result.aborted,
+        output: describeOutcome(outcome, args.timeoutMs),
+        truncated: outcome.outputTruncated,
+        ok: outcome.exitCode === 0 && !outcome.timedOut && !outcome.cancelled,
       };
     },
   });
@@ -98,17 +110,18 @@ function shellArgs(args: Static<typeof ShellArguments>): ShellArgs {
   };
 }
 
-function describeResult(result: CommandResult, timeoutMs: number): string {
+function describeOutcome(outcome: RunOutcome, timeoutMs: number): string {
   const lines: string[] = [];
-  if (result.spawnError) lines.push(`Failed to start the command: ${result.spawnError}`);
-  else if (result.timedOut) lines.push(`Timed out after ${timeoutMs} ms; the command and everything it started were killed.`);
-  else if (result.aborted) lines.push('Aborted; the command and everything it started were killed.');
-  else if (result.exitCode !== null) lines.push(`Exit code: ${result.exitCode}`);
-  else lines.push(`Killed by signal ${result.signal}`);
-  if (result.strayProcessesStopped) lines.push('Background processes it left running were stopped.');
-  lines.push(`Wall time: ${(result.durationMs / 1000).toFixed(1)} s`);
+  if (outcome.startError) lines.push(`Failed to start the command: ${outcome.startError}`);
+  else if (outcome.timedOut) lines.push(`Timed out after ${timeoutMs} ms; the command and everything it started were killed.`);
+  else if (outcome.cancelled) lines.push('Aborted; the command and everything it started were killed.');
+  else if (outcome.exitCode !== null) lines.push(`Exit code: ${outcome.exitCode}`);
+  else lines.push(`Killed by signal ${outcome.signal}`);
+  if (outcome.oomKilled) lines.push(`The sandbox's memory limit (${SANDBOX_MEMORY_GIB} GiB) killed a process of this command.`);
+  if (outcome.strayProcessesStopped) lines.push('Background processes it left running were stopped.');
+  lines.push(`Wall time: ${(outcome.durationMs / 1000).toFixed(1)} s`);
   lines.push('Output:');
-  lines.push(result.output);
+  lines.push(outcome.output);
   return lines.join('\n');
 }
 

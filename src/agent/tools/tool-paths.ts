@@ -1,18 +1,29 @@
 /**
  * The run-time half of path containment. The policy has already judged the plan's paths, but a tool
  * re-checks each one as it uses it (the tree may have changed since), and only ever touches the
- * canonical path: a path outside every root fails here whatever the policy said. Opening goes
- * through workspace/no-follow.ts, so a symlink swapped in after the check is refused, not followed.
+ * canonical path: a path outside every root fails here whatever the policy said. The executor
+ * then opens it without following a symlink swapped in after the check (host), or inside the
+ * sandbox, where nothing else exists (guest).
  */
-import { constants, fstatSync, type Stats } from 'node:fs';
-import { openExact } from '../../workspace/no-follow.ts';
-import { canonicalizeInside, PathError } from '../../workspace/paths.ts';
+import { ExecutorError, type FileProblem } from '../../sandbox/executor.ts';
+import { classifyGuestPath } from '../../sandbox/guest-paths.ts';
+import { canonicalizeInside, PathError, type PathClassification } from '../../workspace/paths.ts';
 import { ToolError, type ToolContext } from './types.ts';
 
-export function resolveToolPath(ctx: Pick<ToolContext, 'cwd' | 'roots'>, requested: string): string {
+type PathContext = Pick<ToolContext, 'cwd' | 'roots' | 'executor'>;
+
+/**
+ * Where `requested` lies, in the executor's terms: on the host every symlink is followed
+ * (workspace/paths.ts); in the sandbox `cwd` and `roots` are guest paths, resolved lexically.
+ */
+export function classifyToolPath(ctx: PathContext, requested: string): PathClassification {
+  return ctx.executor?.kind === 'sandbox' ? classifyGuestPath(ctx.roots, requested, ctx.cwd) : canonicalizeInside(ctx.roots, requested, ctx.cwd);
+}
+
+export function resolveToolPath(ctx: PathContext, requested: string): string {
   let classification;
   try {
-    classification = canonicalizeInside(ctx.roots, requested, ctx.cwd);
+    classification = classifyToolPath(ctx, requested);
   } catch (error) {
     if (error instanceof PathError) throw new ToolError(error.message);
     throw error;
@@ -24,23 +35,17 @@ export function resolveToolPath(ctx: Pick<ToolContext, 'cwd' | 'roots'>, request
 }
 
 /**
- * Resolves and opens `requested` read-only in one go: the descriptor is the checked path itself.
- * O_NONBLOCK keeps a FIFO swapped in from hanging the open; it changes nothing for regular files.
+ * Runs a file operation of the executor; its refusals become errors meant for the model, naming
+ * the path as the model wrote it. A failed sandbox passes through: the registry reports it.
  */
-export function openToolPath(ctx: Pick<ToolContext, 'cwd' | 'roots'>, requested: string): { fd: number; resolved: string; info: Stats } {
-  const resolved = resolveToolPath(ctx, requested);
-  const fd = toolErrors(requested, () => openExact(resolved, constants.O_RDONLY | constants.O_NONBLOCK));
-  return { fd, resolved, info: fstatSync(fd) };
-}
-
-/** Runs `action`, turning path refusals and a missing file into errors meant for the model. */
-export function toolErrors<T>(requested: string, action: () => T): T {
+export async function fileOperation<T>(requested: string, action: () => Promise<T>, problems: Partial<Record<FileProblem, string>> = {}): Promise<T> {
   try {
-    return action();
+    return await action();
   } catch (error) {
-    if (error instanceof PathError) throw new ToolError(error.message);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError(`${requested} does not exist`);
-    throw error;
+    if (!(error instanceof ExecutorError) || error.reason !== 'operation') throw error;
+    if (error.problem && problems[error.problem]) throw new ToolError(`${requested} ${problems[error.problem]}`);
+    if (error.problem === 'not_found') throw new ToolError(`${requested} does not exist`);
+    throw new ToolError(error.message);
   }
 }
 

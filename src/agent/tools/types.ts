@@ -4,6 +4,7 @@
  * it will touch (`plan`, which the approval policy judges), and then runs.
  */
 import type { ToolSpec } from '../providers/types.ts';
+import type { ToolExecutor } from '../../sandbox/executor.ts';
 
 export type HumanRequestKind = 'tool_approval' | 'root_access' | 'plan_enter' | 'plan_exit' | 'plan_question';
 
@@ -13,10 +14,12 @@ export interface HumanDecision {
 }
 
 export interface ToolContext {
-  /** the session working directory, canonical */
+  /** the session working directory, canonical (a guest path when the executor is the sandbox) */
   cwd: string;
-  /** every allowed workspace root, canonical */
+  /** every allowed workspace root, canonical (the guest workspace in the sandbox) */
   roots: readonly string[];
+  /** where every execution happens: the boundary's executor; a plain host one when absent */
+  executor?: ToolExecutor;
   signal: AbortSignal;
   /** streams partial output (shell stdout and stderr) while the tool runs */
   onOutput(chunk: string): void;
@@ -71,7 +74,7 @@ export interface Tool<Args = unknown> {
   format?: ToolSpec['format'];
   /** turns raw input into typed arguments; throws ToolError with a message for the model */
   parse(input: string): Args;
-  plan(args: Args, ctx: Pick<ToolContext, 'cwd' | 'roots'>): ToolPlan;
+  plan(args: Args, ctx: Pick<ToolContext, 'cwd' | 'roots' | 'executor'>): ToolPlan;
   run(args: Args, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

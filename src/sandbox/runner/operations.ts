@@ -55,7 +55,8 @@ export function planOperation(request: Exclude<OperationRequest, { type: 'run' }
     case 'list':
       return {
         ...base,
-        argv: ['find', request.path, '-mindepth', '1', '-maxdepth', '1', '-printf', '%y\\t%s\\t%f\\0'],
+        // four NUL-terminated fields per entry: names and link targets may hold any other byte
+        argv: ['find', request.path, '-mindepth', '1', '-maxdepth', '1', '-printf', '%y\\0%s\\0%l\\0%f\\0'],
         finish: (outcome, stdout, stderr) => (outcome.exitCode !== 0 ? failed(outcome, stderr) : listing(stdout)),
       };
     case 'search': {
@@ -73,13 +74,15 @@ export function planOperation(request: Exclude<OperationRequest, { type: 'run' }
 const ENTRY_TYPES: Record<string, DirectoryEntry['type']> = { f: 'file', d: 'directory', l: 'symlink' };
 
 function listing(stdout: Buffer): Omit<ResultLine, 'type' | 'id'> {
-  const records = stdout.toString('utf8').split('\0').filter(Boolean);
-  const entries = records.slice(0, MAX_LIST_ENTRIES).map((record): DirectoryEntry => {
-    const [type, size, ...name] = record.split('\t');
-    return { name: name.join('\t'), type: ENTRY_TYPES[type] ?? 'other', size: Number(size) };
-  });
+  const fields = stdout.toString('utf8').split('\0');
+  const entries: DirectoryEntry[] = [];
+  for (let index = 0; index + 3 < fields.length; index += 4) {
+    const [type, size, target, name] = fields.slice(index, index + 4);
+    const entryType = ENTRY_TYPES[type] ?? 'other';
+    entries.push({ name, type: entryType, size: Number(size), ...(entryType === 'symlink' ? { target } : {}) });
+  }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { ok: true, entries, truncated: records.length > MAX_LIST_ENTRIES };
+  return { ok: true, entries: entries.slice(0, MAX_LIST_ENTRIES), truncated: entries.length > MAX_LIST_ENTRIES };
 }
 
 function searchMatches(stdout: Buffer, maxMatches: number, outputTruncated: boolean): Omit<ResultLine, 'type' | 'id'> {

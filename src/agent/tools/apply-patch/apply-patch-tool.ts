@@ -1,13 +1,16 @@
 /**
  * `apply_patch`: one implementation, two shapes. On the OpenAI Responses dialect it is a custom
  * (freeform) tool whose input is the patch text itself; elsewhere a function tool `{ patch }`.
+ * Files are read, written and removed through the boundary's executor (the sandbox when there is one).
  */
 import { PathError } from '../../../workspace/paths.ts';
 import { Type } from 'typebox';
 import { argumentsParser, modelSchema } from '../arguments.ts';
 import { resolveToolPath } from '../tool-paths.ts';
 import { success, ToolError, type Tool } from '../types.ts';
-import { applyPatchOperations, type AppliedChange } from './apply.ts';
+import { ExecutorError, type ToolExecutor } from '../../../sandbox/executor.ts';
+import { executorOf } from '../executor-of.ts';
+import { applyPatchOperations, type AppliedChange, type PatchFiles } from './apply.ts';
 import { parsePatch, PatchError, type PatchOperation } from './parse.ts';
 
 export interface ApplyPatchArgs {
@@ -59,15 +62,38 @@ export function createApplyPatchTool(kind: 'custom' | 'function'): Tool<ApplyPat
       ctx.signal.throwIfAborted();
       let changes: AppliedChange[];
       try {
-        changes = await applyPatchOperations(args.operations, (requested) => resolveToolPath(ctx, requested));
+        changes = await applyPatchOperations(args.operations, (requested) => resolveToolPath(ctx, requested), patchFilesOn(executorOf(ctx)));
       } catch (error) {
-        if (error instanceof PatchError || error instanceof PathError) {
+        const refused = error instanceof ExecutorError && error.reason === 'operation';
+        if (error instanceof PatchError || error instanceof PathError || refused) {
           throw new ToolError(`patch not applied, no file was changed: ${error.message}`);
         }
         throw error;
       }
       return success(['Success. Updated the following files:', ...changes.map(describeChange)].join('\n'));
     },
+  };
+}
+
+/** What one file of a patch may weigh: the sandbox reads at most its protocol's bound anyway. */
+const PATCHED_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The patch's file operations on the boundary's executor. */
+function patchFilesOn(executor: ToolExecutor): PatchFiles {
+  return {
+    async read(file) {
+      let read;
+      try {
+        read = await executor.readFile(file, PATCHED_FILE_MAX_BYTES);
+      } catch (error) {
+        if (error instanceof ExecutorError && error.problem === 'not_found') return null;
+        throw error;
+      }
+      if (read.truncated) throw new PatchError(`${file} is too large to patch here; edit it with a shell command`);
+      return read.content.toString('utf8');
+    },
+    write: (file, contents) => executor.writeFile(file, Buffer.from(contents, 'utf8'), { createParents: true }),
+    remove: (file) => executor.removeFile(file),
   };
 }
 

@@ -4,9 +4,17 @@
  * files already written are restored from their snapshots. The file operations themselves never
  * follow a symlink swapped in after the paths were checked (patch-files.ts).
  */
-import { rmdir } from 'node:fs/promises';
 import { oldLinesOf, PatchError, type Hunk, type HunkLine, type PatchOperation } from './parse.ts';
-import { readExisting, removeFile, writeContents } from './patch-files.ts';
+
+/** How the patch reaches the files: the boundary's executor (patch-files.ts). */
+export interface PatchFiles {
+  /** the file's text, or null when there is none */
+  read(file: string): Promise<string | null>;
+  /** replaces the file whole, creating missing parents */
+  write(file: string, contents: string): Promise<void>;
+  /** removes the file; one already gone is fine */
+  remove(file: string): Promise<void>;
+}
 
 export interface AppliedChange {
   kind: 'added' | 'modified' | 'deleted';
@@ -25,10 +33,11 @@ type PlannedWrites = Map<string, string | null>;
 export async function applyPatchOperations(
   operations: PatchOperation[],
   resolve: (requested: string) => string,
+  files: PatchFiles,
 ): Promise<AppliedChange[]> {
   const planned: PlannedWrites = new Map();
   const changes: AppliedChange[] = [];
-  const current = async (file: string) => (planned.has(file) ? planned.get(file)! : readExisting(file));
+  const current = async (file: string) => (planned.has(file) ? planned.get(file)! : files.read(file));
   for (const operation of operations) {
     const file = resolve(operation.path);
     const existing = await current(file);
@@ -57,7 +66,7 @@ export async function applyPatchOperations(
       changes.push({ kind: 'modified', path: operation.moveTo, movedFrom: operation.path });
     }
   }
-  await writeAllOrRestore(planned);
+  await writeAllOrRestore(planned, files);
   return changes;
 }
 
@@ -138,30 +147,23 @@ export function seekSequence(lines: string[], pattern: string[], start: number, 
   return -1;
 }
 
-async function writeAllOrRestore(planned: PlannedWrites): Promise<void> {
+async function writeAllOrRestore(planned: PlannedWrites, files: PatchFiles): Promise<void> {
   const snapshots = new Map<string, string | null>();
-  const createdDirectories: string[] = [];
   try {
     for (const [file, contents] of planned) {
-      snapshots.set(file, readExisting(file));
-      if (contents === null) removeFile(file);
-      else writeContents(file, contents, createdDirectories);
+      snapshots.set(file, await files.read(file));
+      if (contents === null) await files.remove(file);
+      else await files.write(file, contents);
     }
   } catch (error) {
     for (const [file, original] of snapshots) {
       try {
-        if (original === null) removeFile(file);
-        else writeContents(file, original, []);
+        if (original === null) await files.remove(file);
+        else await files.write(file, original);
       } catch {
         // best effort: the original error is the one to report
       }
     }
-    await removeEmptyDirectories(createdDirectories);
     throw error;
   }
-}
-
-/** Removes the directories a failed write created, deepest first (rmdir never follows a symlink). */
-async function removeEmptyDirectories(created: string[]): Promise<void> {
-  for (const directory of [...created].sort((a, b) => b.length - a.length)) await rmdir(directory).catch(() => undefined);
 }

@@ -1,32 +1,14 @@
 /**
- * The file operations of apply_patch on checked, canonical paths, none of which follows a symlink
- * swapped in after the check: reads open the path once (O_NOFOLLOW, descriptor verified), writes
+ * The host's file writes (apply_patch through the host executor) on checked, canonical paths, none
+ * of which follows a symlink swapped in after the check: writes
  * go to a temporary file created inside the verified parent directory and renamed over the name,
  * deletes unlink the name inside the verified parent. Missing parents are created one component at
  * a time, each verified to be a real directory (workspace/no-follow.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, lstatSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { closeDirectory, entryPath, makeDirectories, openDirectoryExact, openEntry, openExact, UnsafePathError, type OpenDirectory } from '../../../workspace/no-follow.ts';
-import { PatchError } from './parse.ts';
-
-/** The text of the file at `file`, or null when there is none. */
-export function readExisting(file: string): string | null {
-  let fd: number;
-  try {
-    fd = openExact(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) throw new PatchError(`${file} is not a regular file`);
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
+import { closeDirectory, entryPath, makeDirectories, openDirectoryExact, openEntry, UnsafePathError, type OpenDirectory } from '../../../workspace/no-follow.ts';
 
 /**
  * Writes `contents` to `file` (replacing it whole, keeping its permissions), creating missing

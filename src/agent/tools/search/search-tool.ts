@@ -1,15 +1,21 @@
-/** `search`: regex search over files, by ripgrep when installed and in JavaScript otherwise. */
-import { PathError } from '../../../workspace/paths.ts';
+/**
+ * `search`: regex search over files through the boundary's executor: ripgrep inside the sandbox;
+ * on the host ripgrep when installed and JavaScript otherwise.
+ */
 import { Type } from 'typebox';
+import { hostExecutor } from '../../../sandbox/host-executor.ts';
 import { functionTool } from '../arguments.ts';
+import { executorOf } from '../executor-of.ts';
+import { createProcessGroupRunner } from '../process-group.ts';
 import { timeLimit } from '../time-limit.ts';
-import { displayPath, resolveToolPath } from '../tool-paths.ts';
-import { success, ToolError, type Tool } from '../types.ts';
-import type { SearchBackend } from './backend.ts';
-import { javascriptSearch } from './javascript-search.ts';
-import { createRipgrepSearch, findOnPath } from './ripgrep-search.ts';
+import { displayPath, fileOperation, resolveToolPath } from '../tool-paths.ts';
+import { success, type Tool } from '../types.ts';
+import { chooseSearchBackend, type SearchToolOptions } from './choose-backend.ts';
+
+export { chooseSearchBackend, type SearchToolOptions };
 
 export const MAX_SEARCH_RESULTS = 200;
+export const SEARCH_TIME_LIMIT_MS = 30_000;
 
 export interface SearchArgs {
   pattern: string;
@@ -17,26 +23,9 @@ export interface SearchArgs {
   glob?: string;
 }
 
-export interface SearchToolOptions {
-  /**
-   * Path of the ripgrep executable; null forces the JavaScript fallback. When omitted, `rg` is
-   * looked up on PATH once, at creation.
-   */
-  ripgrepPath?: string | null;
-  /** how long one search may take before ripgrep is killed or the fallback gives up */
-  timeoutMs?: number;
-}
-
-export const SEARCH_TIME_LIMIT_MS = 30_000;
-
-/** Which backend the search tool will use, and why; exported so the choice itself can be tested. */
-export function chooseSearchBackend(options: SearchToolOptions = {}): { name: 'ripgrep' | 'javascript'; backend: SearchBackend } {
-  const ripgrep = options.ripgrepPath === undefined ? findOnPath('rg', process.env.PATH) : options.ripgrepPath;
-  return ripgrep ? { name: 'ripgrep', backend: createRipgrepSearch(ripgrep) } : { name: 'javascript', backend: javascriptSearch };
-}
-
 export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchArgs> {
-  const { backend } = chooseSearchBackend(options);
+  // A tool built on its own searches with the backend its options choose; in the server, the boundary's executor does.
+  const own = hostExecutor({ runner: createProcessGroupRunner(), searchBackend: chooseSearchBackend(options).backend });
   return functionTool({
     name: 'search',
     description:
@@ -58,17 +47,17 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchAr
       const limit = timeLimit(ctx.signal, 'the search', options.timeoutMs ?? SEARCH_TIME_LIMIT_MS);
       let result;
       try {
-        result = await backend({ pattern: args.pattern, target, glob: args.glob, maxResults: MAX_SEARCH_RESULTS, signal: limit.signal });
+        result = await fileOperation(args.path, () =>
+          executorOf(ctx, own).search({ pattern: args.pattern, path: target, glob: args.glob, maxMatches: MAX_SEARCH_RESULTS, signal: limit.signal }),
+        );
       } catch (error) {
         limit.check();
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError(`${args.path} does not exist`);
-        if (error instanceof PathError) throw new ToolError(error.message);
         throw error;
       }
       if (result.matches.length === 0) return success('No matches.');
-      const lines = result.matches.map((match) => `${displayPath(ctx.cwd, match.file)}:${match.line}:${match.text}`);
-      if (result.limitReached) lines.push(`[… stopped after ${MAX_SEARCH_RESULTS} matches; narrow the pattern, path or glob …]`);
-      return success(lines.join('\n'), result.limitReached);
+      const lines = result.matches.map((match) => `${displayPath(ctx.cwd, match.path)}:${match.line}:${match.text}`);
+      if (result.truncated) lines.push(`[… stopped after ${MAX_SEARCH_RESULTS} matches; narrow the pattern, path or glob …]`);
+      return success(lines.join('\n'), result.truncated);
     },
   });
 }
