@@ -17,6 +17,7 @@ import { SubscriberLimits } from './http/events-route.ts';
 import type { ToolRegistry } from './agent/tools/registry.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
+import { endOrphanedSandboxes } from './sandbox/orphan-sweep.ts';
 import { detectHostConfinement, type ConfinementMode } from './sandbox/host-confinement.ts';
 import { boundaryTools } from './sandbox/boundary-tools.ts';
 import { createProcessGroupRunner } from './agent/tools/process-group.ts';
@@ -57,6 +58,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     logger: log,
   });
   const telemetry = await startTelemetry({ metricsPort: config.metricsPort, metricsHost: config.metricsHost, perTenant: config.tenants !== null }, env, log, VERSION);
+  endOrphanedSandboxes(config.stateDir, log);
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
 
   const scheduler = new Scheduler({
