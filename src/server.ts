@@ -8,13 +8,12 @@ import { canonicalizeRoot } from './workspace/paths.ts';
 import { buildOpenApiDocument } from './api/openapi.ts';
 import { loadContract } from './api/contract.ts';
 import { buildApp } from './http/app.ts';
-import { createHandlers } from './http/handlers.ts';
+import { createHandlers, type HandlerContext } from './http/handlers.ts';
 import { BoundaryRuntime } from './runtime/boundary-runtime.ts';
 import { Scheduler } from './runtime/scheduler.ts';
 import { createTurnTools } from './runtime/turn-tools.ts';
 import { AdapterCache } from './runtime/adapters.ts';
 import { SubscriberLimits } from './http/events-route.ts';
-import type { ToolRegistry } from './agent/tools/registry.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { endOrphanedSandboxes } from './sandbox/orphan-sweep.ts';
@@ -23,6 +22,8 @@ import { boundaryTools } from './sandbox/boundary-tools.ts';
 import { createProcessGroupRunner } from './agent/tools/process-group.ts';
 import type { CatalogModel } from './config/models-file.ts';
 import { startTelemetry } from './telemetry/telemetry.ts';
+import { startTenantHosting } from './tenancy/tenant-hosting.ts';
+import { lazyToolRegistries } from './runtime/tool-registries.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -58,14 +59,15 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     logger: log,
   });
   const telemetry = await startTelemetry({ metricsPort: config.metricsPort, metricsHost: config.metricsHost, perTenant: config.tenants !== null }, env, log, VERSION);
+  // In multi-tenant mode --database-url is the administrative connection: provisioning, then /readyz.
   endOrphanedSandboxes(config.stateDir, log);
-  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir });
+  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir, ...(config.tenants ? { maxConnections: 1, migrate: false } : {}) });
 
   const scheduler = new Scheduler({
     maxRunning: config.limits.maxConcurrentTurns,
     maxQueued: config.limits.maxQueuedTurns,
-    maxRunningPerTenant: null,
-    maxQueuedPerTenant: null,
+    maxRunningPerTenant: config.tenants ? config.limits.maxConcurrentTurnsPerTenant : null,
+    maxQueuedPerTenant: config.tenants ? config.limits.maxQueuedTurnsPerTenant : null,
   });
   telemetry.metrics.observeTurnQueue(() => scheduler.counts);
   const confinement = await probingConfinement;
@@ -77,32 +79,43 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   });
   const adapters = new AdapterCache(catalog);
   // The tools, with TypeBox that declares their arguments, load with the first turn, not at start-up.
-  const registries = new Map<Dialect, Promise<ToolRegistry>>();
-  const registryFor = (dialect: Dialect) => {
-    let registry = registries.get(dialect);
-    if (!registry) registries.set(dialect, (registry = import('./agent/tools/registry.ts').then(({ createToolRegistry }) => createToolRegistry({ dialect, shell }))));
-    return registry;
-  };
-  let runtime: BoundaryRuntime;
-  try {
-    runtime = await BoundaryRuntime.open(
-      { id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir, tools },
-      {
-        scheduler,
-        logger: log,
-        adapterFor: (model) => adapters.adapterFor(model),
-        toolsFor: async (scope) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined }),
-      },
-    );
-  } catch (error) {
-    await tools.close();
-    await store.close();
-    throw error;
+  const registryFor = lazyToolRegistries({ shell });
+  const adapterFor = (model: CatalogModel) => adapters.adapterFor(model);
+  let runtimeFor: HandlerContext['runtimeFor'];
+  let closeRuntimes: () => Promise<void>;
+  if (config.tenants) {
+    try {
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor });
+      runtimeFor = hosting.runtimeFor;
+      closeRuntimes = hosting.close;
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  } else {
+    let runtime: BoundaryRuntime;
+    try {
+      runtime = await BoundaryRuntime.open(
+        { id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir, tools },
+        {
+          scheduler,
+          logger: log,
+          adapterFor,
+          toolsFor: async (scope) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined }),
+        },
+      );
+    } catch (error) {
+      await tools.close();
+      await store.close();
+      throw error;
+    }
+    runtimeFor = async () => runtime;
+    closeRuntimes = () => runtime.close();
   }
 
   let boundPort = config.port;
   const models = catalog.models.map(toModelDto);
-  const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, null);
+  const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, config.tenants ? config.limits.maxEventSubscribersPerTenant : null);
   const contract = await loadContract();
   let stopping = false;
   const app = buildApp({
@@ -112,9 +125,9 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     metrics: telemetry.metrics,
     tracing: telemetry.tracing,
     maximumRequestBytes: config.limits.maximumRequestBytes,
-    access: { corsOrigins: new Set(config.corsOrigins), token: config.token ? Buffer.from(config.token) : null, port: () => boundPort },
+    access: { corsOrigins: new Set(config.corsOrigins), token: config.token ? Buffer.from(config.token) : null, tenants: config.tenants, port: () => boundPort },
     handlers: createHandlers({
-      runtimeFor: async () => runtime,
+      runtimeFor,
       ping: () => store.ping(),
       openApiDocument: buildOpenApiDocument(VERSION, contract),
       models: () => models,
@@ -128,7 +141,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     await telemetry.listen();
   } catch (error) {
     await app.close();
-    await runtime.close();
+    await closeRuntimes();
     await store.close();
     await telemetry.close();
     throw error;
@@ -151,7 +164,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         // requests finish, end live turns durably, then close.
         stopping = true;
         const closingApp = app.close();
-        await runtime.close();
+        await closeRuntimes();
         // Live SSE streams never end on their own; the final turn events went out above.
         subscribers.endAll();
         // A request still in flight now (a client that never finishes its body) gets a short grace.

@@ -41,8 +41,6 @@ export async function main(argv: string[]): Promise<void> {
   try {
     const config = loadConfig(rest, process.env, process.cwd());
     delete process.env.SERVICE_TOKEN;
-    // The registry validated; serving it waits for the tenant runtimes (issue 13). Remove this line then.
-    if (config.tenants) return usageFailure('--tenant-registry: multi-tenant serving is not complete in this release');
     if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
     server = await startServer(config, process.env);
   } catch (error) {

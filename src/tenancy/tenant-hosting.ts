@@ -1,0 +1,111 @@
+/**
+ * Multi-tenant hosting (CONTRACT.md §11), composed at start-up: every tenant of the registry is
+ * provisioned (database, role, migrations) before the server binds; afterwards each tenant's
+ * runtime — its own store connected as its role, event hub, request broker, share of the shared
+ * scheduler, workspace root and tools — opens on the tenant's first request and is held by
+ * TenantRuntimes.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config/config.ts';
+import type { Catalog, CatalogModel } from '../config/models-file.ts';
+import type { ProviderAdapter } from '../agent/providers/types.ts';
+import type { Dialect } from '../agent/providers/types.ts';
+import { openStore } from '../store/database.ts';
+import { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
+import type { Scheduler } from '../runtime/scheduler.ts';
+import { createTurnTools } from '../runtime/turn-tools.ts';
+import { lazyToolRegistries } from '../runtime/tool-registries.ts';
+import { boundaryTools } from '../sandbox/boundary-tools.ts';
+import { createProcessGroupRunner } from '../agent/tools/process-group.ts';
+import { provisionTenants } from './provision.ts';
+import { tenantStateDir } from './db-password.ts';
+import { TenantRuntimes } from './tenant-runtimes.ts';
+import type { Tenant } from './registry.ts';
+
+/** Tools that execute or write: without a sandbox runner no tenant's agent is offered them. */
+export const EXECUTING_TOOLS = ['shell', 'apply_patch'] as const;
+
+/**
+ * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
+ * transaction, so a few suffice; `max_connections` must cover `--max-active-tenants` times this.
+ */
+export const TENANT_POOL_SIZE = 4;
+
+export interface TenantHostingOptions {
+  config: Config;
+  catalog: Catalog;
+  scheduler: Scheduler;
+  logger: Logger;
+  adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
+}
+
+export interface TenantHosting {
+  runtimes: TenantRuntimes;
+  /** the runtime of the request's tenant (access.ts chose it), held until the response closes */
+  runtimeFor(request: FastifyRequest, reply: FastifyReply): Promise<BoundaryRuntime>;
+  close(): Promise<void>;
+}
+
+export async function startTenantHosting(options: TenantHostingOptions): Promise<TenantHosting> {
+  const { config, catalog, scheduler, logger, adapterFor } = options;
+  const registry = config.tenants!;
+  const stateRoot = config.tenantStateRoot!;
+  const adminUrl = config.databaseUrl!;
+  const sandboxRunner = config.sandboxRunner;
+  if (sandboxRunner === null) {
+    logger.warn(
+      { withheldTools: EXECUTING_TOOLS },
+      'no --sandbox-runner: tenants\' agents are offered no tool that executes or writes; they answer, read inside their workspace, plan and ask',
+    );
+  }
+
+  const provisioned = await provisionTenants({ adminUrl, tenantStateRoot: stateRoot, tenants: registry.tenants });
+  const databaseUrls = new Map(provisioned.map((tenant) => [tenant.tenantId, tenant.databaseUrl]));
+  logger.info({ tenants: provisioned.length }, 'tenants provisioned');
+
+  const registryFor = lazyToolRegistries({ exclude: sandboxRunner === null ? EXECUTING_TOOLS : [] });
+  const toolsFor = async (scope: Parameters<typeof createTurnTools>[0]) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect));
+
+  const openTenant = async (tenant: Tenant) => {
+    const stateDir = tenantStateDir(stateRoot, tenant.id);
+    // Migrations ran at provisioning, as the tenant role.
+    const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false });
+    const sandboxHome = join(stateDir, 'sandbox-home');
+    if (sandboxRunner !== null) mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
+    const tools = boundaryTools({ sandboxRunner, workspaceRoots: [tenant.workspaceRoot], hostRunner: createProcessGroupRunner(), sandboxHome });
+    try {
+      const runtime = await BoundaryRuntime.open(
+        { id: tenant.id, db: store.db, workspaceRoots: [tenant.workspaceRoot], catalog, limits: config.limits, yolo: config.yolo, stateDir, tools },
+        { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor },
+      );
+      return {
+        runtime,
+        close: async () => {
+          // The runtime's close stops the tenant's sandbox runner with its tools.
+          await runtime.close();
+          await store.close();
+        },
+      };
+    } catch (error) {
+      await tools.close();
+      await store.close();
+      throw error;
+    }
+  };
+
+  const runtimes = new TenantRuntimes({ maxActive: config.limits.maxActiveTenants, open: openTenant, logger });
+  return {
+    runtimes,
+    async runtimeFor(request, reply) {
+      const lease = await runtimes.lease(request.tenant!);
+      // 'close' ends every response: answered, failed, an SSE stream ended, a client gone away.
+      if (reply.raw.closed) lease.release();
+      else reply.raw.once('close', lease.release);
+      return lease.runtime;
+    },
+    close: () => runtimes.closeAll(),
+  };
+}
