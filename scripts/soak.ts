@@ -26,7 +26,7 @@ const reports = await Promise.all(
 console.log(`\nsoak finished in ${Math.round((Date.now() - started) / 1000)} s`);
 let failed = false;
 for (const [backend, report] of reports) {
-  console.log(`${backend}: ${report.rounds} rounds, ${report.accepted} turns accepted, ${report.interrupted} caught in flight, ${report.toolProcessesKilled} tool processes alive at a kill, ${report.violations.length} violations`);
+  console.log(`${backend}: ${report.rounds} rounds, ${report.accepted} turns accepted, ${report.interrupted} caught in flight, ${report.toolProcessesKilled} tool processes alive at a kill (${report.survivorsEndedAtStart} outlived it and were ended by the next start), ${report.violations.length} violations`);
   for (const violation of report.violations) console.log(`  ${violation}`);
   failed ||= report.violations.length > 0;
 }
