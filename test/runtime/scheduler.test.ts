@@ -48,6 +48,35 @@ describe('Scheduler', () => {
     assert.deepEqual(started, ['a0', 'a1', 'b1', 'a2', 'b2']);
   });
 
+  it('does not let a tenant flooding its queue starve another: one slot, starts alternate across tenants', () => {
+    const scheduler = new Scheduler({ maxRunning: 1, maxQueued: 100, maxRunningPerTenant: 1, maxQueuedPerTenant: 50 });
+    const { started, job } = recorder();
+    const jobs = new Map<string, Job & { name: string }>();
+    const submit = (tenantId: string, name: string) => {
+      const entry = job(tenantId, name);
+      jobs.set(name, entry);
+      assert.equal(scheduler.enqueue(entry), 'queued');
+    };
+    for (let index = 0; index < 8; index++) submit('A', `a${index}`);
+    // B arrives after A's flood and still gets every other slot
+    for (let index = 0; index < 3; index++) submit('B', `b${index}`);
+    while (started.length < jobs.size) scheduler.finished(jobs.get(started.at(-1)!)!);
+    assert.deepEqual(started, ['a0', 'a1', 'b0', 'a2', 'b1', 'a3', 'b2', 'a4', 'a5', 'a6', 'a7']);
+    // a tenant arriving while the others are mid-rotation joins at the end of the rotation
+    const late = new Scheduler({ maxRunning: 1, maxQueued: 100, maxRunningPerTenant: null, maxQueuedPerTenant: null });
+    const lateOrder = recorder();
+    const running = lateOrder.job('A', 'a0');
+    late.enqueue(running);
+    const queued = [lateOrder.job('A', 'a1'), lateOrder.job('A', 'a2'), lateOrder.job('B', 'b1'), lateOrder.job('C', 'c1'), lateOrder.job('A', 'a3')];
+    for (const entry of queued) late.enqueue(entry);
+    let current = running;
+    for (let index = 0; index < queued.length; index++) {
+      late.finished(current);
+      current = queued.find((entry) => entry.name === lateOrder.started.at(-1))!;
+    }
+    assert.deepEqual(lateOrder.started, ['a0', 'a1', 'b1', 'c1', 'a2', 'a3']);
+  });
+
   it('holds a tenant at its running limit while another tenant runs', () => {
     const scheduler = new Scheduler({ maxRunning: 3, maxQueued: 10, maxRunningPerTenant: 1, maxQueuedPerTenant: 5 });
     const { started, job } = recorder();
