@@ -24,6 +24,7 @@ import type { CatalogModel } from './config/models-file.ts';
 import { startTelemetry } from './telemetry/telemetry.ts';
 import { startTenantHosting } from './tenancy/tenant-hosting.ts';
 import { lazyToolRegistries } from './runtime/tool-registries.ts';
+import type { McpManager } from './mcp/mcp-manager.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -70,6 +71,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     maxQueuedPerTenant: config.tenants ? config.limits.maxQueuedTurnsPerTenant : null,
   });
   telemetry.metrics.observeTurnQueue(() => scheduler.counts);
+  const mcp = await startMcpServers(config, log);
   const confinement = await probingConfinement;
   const shell = { confined: confinement.confined };
   const tools = boundaryTools({
@@ -79,16 +81,21 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   });
   const adapters = new AdapterCache(catalog);
   // The tools, with TypeBox that declares their arguments, load with the first turn, not at start-up.
-  const registryFor = lazyToolRegistries({ shell });
+  const builtInRegistryFor = lazyToolRegistries({ shell });
+  const registryFor = async (dialect: Dialect) => {
+    const registry = await builtInRegistryFor(dialect);
+    return mcp ? (await import('./mcp/mcp-tools.ts')).withMcpTools(registry, mcp) : registry;
+  };
   const adapterFor = (model: CatalogModel) => adapters.adapterFor(model);
   let runtimeFor: HandlerContext['runtimeFor'];
   let closeRuntimes: () => Promise<void>;
   if (config.tenants) {
     try {
-      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor });
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry });
       runtimeFor = hosting.runtimeFor;
       closeRuntimes = hosting.close;
     } catch (error) {
+      await mcp?.close();
       await store.close();
       throw error;
     }
@@ -101,10 +108,12 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
           scheduler,
           logger: log,
           adapterFor,
-          toolsFor: async (scope) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined }),
+          toolsFor: async (scope) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined, telemetry }),
+          telemetry,
         },
       );
     } catch (error) {
+      await mcp?.close();
       await tools.close();
       await store.close();
       throw error;
@@ -116,6 +125,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   let boundPort = config.port;
   const models = catalog.models.map(toModelDto);
   const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, config.tenants ? config.limits.maxEventSubscribersPerTenant : null);
+  telemetry.metrics.observeEventSubscribers(() => subscribers.count);
   const contract = await loadContract();
   let stopping = false;
   const app = buildApp({
@@ -142,6 +152,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   } catch (error) {
     await app.close();
     await closeRuntimes();
+    await mcp?.close();
     await store.close();
     await telemetry.close();
     throw error;
@@ -171,12 +182,30 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         const grace = setTimeout(() => app.server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
         await closingApp;
         clearTimeout(grace);
+        await mcp?.close();
         await store.close();
         await telemetry.close();
       })();
       return closing;
     },
   };
+}
+
+/**
+ * The MCP tool servers of --mcp-config, connected (or retrying) before the API listens; null
+ * without any. Not in multi-tenant mode: one server process would be shared by every tenant, its
+ * state and credentials with it.
+ */
+async function startMcpServers(config: Config, log: Logger): Promise<McpManager | null> {
+  if (config.mcpServers.length === 0) return null;
+  if (config.tenants) {
+    log.warn({ mcpServers: config.mcpServers.length }, '--mcp-config is ignored in multi-tenant mode: an MCP server would be shared by every tenant');
+    return null;
+  }
+  const { McpManager } = await import('./mcp/mcp-manager.ts');
+  const manager = new McpManager(config.mcpServers, { logger: log, clientVersion: VERSION });
+  await manager.start();
+  return manager;
 }
 
 /** How long requests still in flight after the live turns were recorded may take to finish. */

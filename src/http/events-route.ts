@@ -20,6 +20,11 @@ export class SubscriberLimits {
     private readonly maxPerBoundary: number | null,
   ) {}
 
+  /** open event streams of every boundary, for agentd_event_subscribers */
+  get count(): number {
+    return this.global;
+  }
+
   track(response: ServerResponse): void {
     this.streams.add(response);
     response.once('close', () => this.streams.delete(response));

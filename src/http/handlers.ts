@@ -12,6 +12,7 @@ import { DEFAULT_PAGE_SIZE } from '../api/paging.ts';
 import { normalizeUuid } from '../domain/ids.ts';
 import { readHistoryPage } from '../runtime/history.ts';
 import { forkSession } from '../runtime/fork.ts';
+import { requestTraceParent } from '../telemetry/http-telemetry.ts';
 
 interface RequestShape {
   body?: unknown;
@@ -88,7 +89,8 @@ export function createHandlers(context: HandlerContext) {
       toSessionDto(await forkSession(await context.runtimeFor(request, reply), request.params.id, request.body)),
     createTurn: async (request: RequestOf<{ body: CreateTurnBody }>, reply) => {
       const { turns } = await context.runtimeFor(request, reply);
-      return toTurnDto(await turns.submit(request.params.id, request.body));
+      // the request's span (a client's W3C traceparent continued) becomes the parent of the turn's
+      return toTurnDto(await turns.submit(request.params.id, request.body, requestTraceParent(request)));
     },
     listTurns: async (request: RequestOf<{ query: ListTurnsQuery }>, reply) => {
       const { turns } = await context.runtimeFor(request, reply);

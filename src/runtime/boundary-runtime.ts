@@ -12,6 +12,7 @@ import { failInterruptedTurns } from '../store/turns.ts';
 import { nowIso } from '../domain/ids.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
+import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 
 export interface BoundaryRuntimeDeps {
   /** the process's scheduler: every boundary takes its share of the global limits from it */
@@ -20,6 +21,8 @@ export interface BoundaryRuntimeDeps {
   adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
   /** builds the tools of one agent of a turn (policy, approvals, execution) */
   toolsFor: TurnToolsFactory;
+  /** the server's metrics and tracing; nothing is recorded without it */
+  telemetry?: RuntimeTelemetry;
 }
 
 /** The services of one boundary, each built complete, once, when the boundary opens. */
@@ -35,13 +38,13 @@ export class BoundaryRuntime {
     readonly hub: EventHub,
     deps: BoundaryRuntimeDeps,
   ) {
-    const { scheduler, logger, adapterFor, toolsFor } = deps;
+    const { scheduler, logger, adapterFor, toolsFor, telemetry } = deps;
     const activeTurns = new ActiveTurns();
     this.activeTurns = activeTurns;
     this.setups = new RepositorySetups(hub, logger);
-    this.requests = new RequestBroker(hub);
+    this.requests = new RequestBroker(hub, telemetry?.metrics);
     this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups);
-    const runner = new TurnRunner({ boundary, hub, active: activeTurns, scheduler, requests: this.requests, setups: this.setups, adapterFor, toolsFor, logger });
+    const runner = new TurnRunner({ boundary, hub, active: activeTurns, scheduler, requests: this.requests, setups: this.setups, adapterFor, toolsFor, logger, telemetry });
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner);
   }
 
@@ -49,7 +52,7 @@ export class BoundaryRuntime {
   static async open(boundary: Boundary, deps: BoundaryRuntimeDeps): Promise<BoundaryRuntime> {
     const interrupted = await failInterruptedTurns(boundary.db, nowIso());
     if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
-    const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger);
+    const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics);
     return new BoundaryRuntime(boundary, hub, deps);
   }
 

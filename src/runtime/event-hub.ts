@@ -4,6 +4,7 @@ import { boundEventText } from '../domain/event-text.ts';
 import { EventLog, type EventRecord } from './event-log.ts';
 import type { EventData, EventType, TextEventType } from '../api/events.ts';
 import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
+import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 
 /** Event ids are reserved in blocks, so a restart never reuses one without a write per event. */
 const ID_BLOCK = 4096;
@@ -26,12 +27,13 @@ export class EventHub {
     this.ceiling = ceiling;
   }
 
-  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger): Promise<EventHub> {
+  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger, metrics: MetricsRecorder = NO_METRICS): Promise<EventHub> {
     const stored = await readEventIdCeiling(db, boundaryId);
     const firstId = stored === null ? 1 : stored + 1;
     const ceiling = firstId - 1 + ID_BLOCK;
     await writeEventIdCeiling(db, boundaryId, ceiling, stored !== null);
-    return new EventHub(new EventLog({ replayLimit, firstId }), db, boundaryId, ceiling, logger);
+    const log = new EventLog({ replayLimit, firstId, onSlowSubscriberReset: metrics.enabled ? () => metrics.eventsDropped() : undefined });
+    return new EventHub(log, db, boundaryId, ceiling, logger);
   }
 
   /** Publishes one event of the catalogue (src/api/events.ts): only declared types, with their payloads. */

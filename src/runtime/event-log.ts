@@ -60,6 +60,8 @@ export interface EventLogOptions {
   /** The next id to assign; the caller persists the counter so ids never repeat across restarts. */
   firstId: number;
   now?: () => Date;
+  /** told each time a subscriber too slow to keep up loses frames (and will get a replay.reset) */
+  onSlowSubscriberReset?: () => void;
 }
 
 export class EventLog {
@@ -72,6 +74,7 @@ export class EventLog {
   private start = 0;
   private count = 0;
   private readonly subscribers = new Set<Subscriber>();
+  private readonly onSlowSubscriberReset: (() => void) | undefined;
 
   constructor(options: EventLogOptions) {
     if (!Number.isSafeInteger(options.replayLimit) || options.replayLimit < 1) {
@@ -83,6 +86,7 @@ export class EventLog {
     this.replayLimit = options.replayLimit;
     this.nextId = options.firstId;
     this.now = options.now ?? (() => new Date());
+    this.onSlowSubscriberReset = options.onSlowSubscriberReset;
   }
 
   /** The id of the latest event; firstId - 1 before the first append. */
@@ -127,7 +131,7 @@ export class EventLog {
     if (lastEventId !== null && (!Number.isSafeInteger(lastEventId) || lastEventId < 0)) {
       throw new RangeError('lastEventId must be a non-negative integer or null');
     }
-    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null);
+    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset);
     this.subscribers.add(subscriber);
     if (lastEventId !== null) this.replay(lastEventId, subscriber);
     return subscriber;
@@ -194,6 +198,7 @@ class Subscriber implements Subscription {
     capacity: number,
     private readonly registry: Set<Subscriber>,
     private readonly sessionId: string | null,
+    private readonly onReset: (() => void) | undefined,
   ) {
     this.queue = new FrameQueue(capacity);
   }
@@ -221,7 +226,10 @@ class Subscriber implements Subscription {
     if (this.isClosed) return;
     // Anything already waiting goes first, even if a sink re-entered us while it was being flushed.
     if (this.waitingForDrain || this.queue.size > 0 || this.gap) {
-      if (this.queue.pushDroppingOldest(frame)) this.gap = true;
+      if (this.queue.pushDroppingOldest(frame) && !this.gap) {
+        this.gap = true;
+        this.onReset?.();
+      }
       return;
     }
     this.write(frame);

@@ -2,6 +2,7 @@ import { ApiError } from '../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../domain/ids.ts';
 import type { HumanDecision, HumanRequestKind } from '../agent/tools/types.ts';
 import type { EventHub } from './event-hub.ts';
+import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
@@ -38,7 +39,11 @@ export class RequestBroker {
   private readonly pending = new Map<string, PendingRequest>();
   private readonly consumed = new Set<string>();
 
-  constructor(private readonly hub: EventHub) {}
+  constructor(
+    private readonly hub: EventHub,
+    /** agentd_human_requests_pending follows `pending` */
+    private readonly metrics: MetricsRecorder = NO_METRICS,
+  ) {}
 
   /**
    * Publishes a request and waits for its answer. A request over 64 KiB of JSON or 100 options is
@@ -56,6 +61,7 @@ export class RequestBroker {
     }
     return new Promise<HumanDecision>((resolve, reject) => {
       this.pending.set(request.id, { request, resolve, reject });
+      this.metrics.humanRequestOpened();
       onWaiting();
       this.hub.emit('request.created', sessionId, turnId, published);
     });
@@ -98,7 +104,7 @@ export class RequestBroker {
   }
 
   private settle(id: string): void {
-    this.pending.delete(id);
+    if (this.pending.delete(id)) this.metrics.humanRequestClosed();
     this.consumed.add(id);
     // Remember consumed ids for the 409, but bounded.
     if (this.consumed.size > 10_000) this.consumed.delete(this.consumed.values().next().value!);

@@ -23,6 +23,10 @@ import type { RepositorySetups } from './setup.ts';
 import { createToolPort, type TurnToolPort } from './tool-port.ts';
 import { streamEventListener } from './turn-events.ts';
 import { agentFinishedPayload, endingOf, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
+import { DEFAULT_BOUNDARY_ID } from './boundary.ts';
+import { NO_TELEMETRY, type RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
+import { instrumentedAdapter } from '../telemetry/model-requests.ts';
+import { spanNames, turnAttributes, type TraceParent } from '../telemetry/tracing.ts';
 
 export const MAX_AGENT_STEPS = 50;
 export const HISTORY_NOT_STORED = 'internal_error: the history of this turn could not be stored';
@@ -56,12 +60,18 @@ export interface TurnRunnerDeps {
   adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
   toolsFor: TurnToolsFactory;
   logger: Logger;
+  /** metrics and traces of turns; nothing is recorded without it */
+  telemetry?: RuntimeTelemetry;
 }
 
 interface SchedulerSlot {
   job: Job;
   /** the scheduler admitted the turn: it holds a running slot until it ends */
   admitted: boolean;
+  /** for agentd_turn_duration_seconds: from the stored `queued` row to the terminal state */
+  enqueuedMs: number;
+  /** the span of the request that submitted the turn: the turn's span is its child */
+  traceParent: TraceParent | undefined;
 }
 
 /**
@@ -71,15 +81,21 @@ interface SchedulerSlot {
  */
 export class TurnRunner {
   private readonly slots = new Map<ActiveTurn, SchedulerSlot>();
+  private readonly telemetry: RuntimeTelemetry;
+  /** the tenant label of turn and token metrics: none in single-user mode */
+  private readonly tenant: string | undefined;
 
-  constructor(private readonly deps: TurnRunnerDeps) {}
+  constructor(private readonly deps: TurnRunnerDeps) {
+    this.telemetry = deps.telemetry ?? NO_TELEMETRY;
+    this.tenant = deps.boundary.id === DEFAULT_BOUNDARY_ID ? undefined : deps.boundary.id;
+  }
 
   /**
    * A turn whose `queued` row is stored: published, then admitted or, when a queue is full, failed.
    * The answer is the record to show its submitter: queued, or failed.
    */
-  async enqueue(turn: ActiveTurn): Promise<TurnRecord> {
-    const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false };
+  async enqueue(turn: ActiveTurn, traceParent?: TraceParent): Promise<TurnRecord> {
+    const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false, enqueuedMs: performance.now(), traceParent };
     this.slots.set(turn, slot);
     this.deps.hub.emit('turn.queued', turn.session.id, turn.record.id, {});
     const admission = this.deps.scheduler.enqueue(slot.job);
@@ -118,7 +134,23 @@ export class TurnRunner {
 
   private start(turn: ActiveTurn, slot: SchedulerSlot): void {
     slot.admitted = true;
-    this.run(turn).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
+    this.traced(turn, slot).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
+  }
+
+  /** The run inside the turn's span, from admission to the terminal state: model and tool spans are its children. */
+  private traced(turn: ActiveTurn, slot: SchedulerSlot): Promise<void> {
+    const { tracing } = this.telemetry;
+    if (!tracing.enabled) return this.run(turn);
+    const attributes = turnAttributes(turn.session.id, turn.record.id, this.tenant);
+    return tracing.withSpan(
+      spanNames.turn,
+      attributes,
+      async (span) => {
+        await this.run(turn);
+        span.setAttributes({ 'agentd.turn.status': turn.record.status });
+      },
+      { parent: slot.traceParent },
+    );
   }
 
   private async run(turn: ActiveTurn): Promise<void> {
@@ -156,7 +188,7 @@ export class TurnRunner {
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
-      const adapter = await this.deps.adapterFor(model);
+      const adapter = instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry);
       const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: boundary.tools.viewOf(session.cwd).cwd, planMode });
       const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
       // Child agents (spawn_agent) load with the first turn that has tools, like the tools themselves.
@@ -239,6 +271,7 @@ export class TurnRunner {
       step = applyTurnTransition(turn.record, { kind: 'fail', at, error: HISTORY_NOT_STORED, output: step.record.output });
       await storeTerminalTurn(boundary.db, step.record, logger);
     }
+    if (ending.history.usage) this.telemetry.metrics.tokensUsed(ending.history.usage, this.tenant);
     this.settle(turn, step);
   }
 
@@ -261,6 +294,7 @@ export class TurnRunner {
     if (step.event) this.deps.hub.emit(step.event.type, turn.session.id, step.record.id, step.event.data);
     const slot = this.slots.get(turn);
     this.slots.delete(turn);
+    if (slot) this.telemetry.metrics.turnFinished(step.record.status, (performance.now() - slot.enqueuedMs) / 1000, this.tenant);
     this.deps.active.release(turn);
     if (slot?.admitted) this.deps.scheduler.finished(slot.job);
   }

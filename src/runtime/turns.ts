@@ -9,6 +9,7 @@ import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from './sessions.ts';
 import type { TurnRunner } from './turn-runner.ts';
 import type { AgentRecord } from '../domain/projection.ts';
+import type { TraceParent } from '../telemetry/tracing.ts';
 
 /**
  * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
@@ -35,7 +36,8 @@ export class TurnService {
     return agents;
   }
 
-  async submit(rawSessionId: string, body: CreateTurnBody): Promise<TurnRecord> {
+  /** `traceParent`: the submitting request's span, so the turn's span continues its trace. */
+  async submit(rawSessionId: string, body: CreateTurnBody, traceParent?: TraceParent): Promise<TurnRecord> {
     const session = await this.sessions.get(rawSessionId);
     const digest = inputDigest(body.input, body.images, body.files);
     const clientRequestId = body.clientRequestId?.toLowerCase();
@@ -80,7 +82,7 @@ export class TurnService {
       }
       throw error;
     }
-    return this.runner.enqueue(turn);
+    return this.runner.enqueue(turn, traceParent);
   }
 
   async get(rawId: string): Promise<TurnRecord> {

@@ -24,6 +24,7 @@ import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
 import { TenantRuntimes } from './tenant-runtimes.ts';
 import type { Tenant } from './registry.ts';
+import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 
 /** Tools that execute or write: without a sandbox runner no tenant's agent is offered them. */
 export const EXECUTING_TOOLS = ['shell', 'apply_patch'] as const;
@@ -40,6 +41,8 @@ export interface TenantHostingOptions {
   scheduler: Scheduler;
   logger: Logger;
   adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
+  /** the server's metrics (per-tenant turn and token counters) and tracing */
+  telemetry?: RuntimeTelemetry;
 }
 
 export interface TenantHosting {
@@ -50,7 +53,7 @@ export interface TenantHosting {
 }
 
 export async function startTenantHosting(options: TenantHostingOptions): Promise<TenantHosting> {
-  const { config, catalog, scheduler, logger, adapterFor } = options;
+  const { config, catalog, scheduler, logger, adapterFor, telemetry } = options;
   const registry = config.tenants!;
   const stateRoot = config.tenantStateRoot!;
   const adminUrl = config.databaseUrl!;
@@ -67,7 +70,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   logger.info({ tenants: provisioned.length }, 'tenants provisioned');
 
   const registryFor = lazyToolRegistries({ exclude: sandboxRunner === null ? EXECUTING_TOOLS : [] });
-  const toolsFor = async (scope: Parameters<typeof createTurnTools>[0]) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect));
+  const toolsFor = async (scope: Parameters<typeof createTurnTools>[0]) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: false, telemetry });
 
   const openTenant = async (tenant: Tenant) => {
     const stateDir = tenantStateDir(stateRoot, tenant.id);
@@ -79,7 +82,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     try {
       const runtime = await BoundaryRuntime.open(
         { id: tenant.id, db: store.db, workspaceRoots: [tenant.workspaceRoot], catalog, limits: config.limits, yolo: config.yolo, stateDir, tools },
-        { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor },
+        { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },
       );
       return {
         runtime,
