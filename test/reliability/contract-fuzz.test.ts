@@ -58,6 +58,7 @@ for (const mode of ['loopback', 'bearer'] as const) {
 
       const report = await runFuzzCampaign({ port: server.server.port, token: mode === 'bearer' ? TOKEN : null, allowedOrigin: ALLOWED_ORIGIN, maximumRequestBytes: MAXIMUM_REQUEST_BYTES, request, timeLimitMs: SECONDS_PER_SERVER * 1000 });
       assert.deepEqual(report.violations, [], `seed ${report.seed}`);
+      console.log(`${mode}: ${report.requests} requests, statuses ${JSON.stringify(Object.fromEntries(report.byStatus))}`);
       assert.equal(report.byOperation.size, report.operations, `every operation was tried: ${[...report.byOperation.keys()].join(', ')}`);
       assert.ok(report.requests >= 100, `${report.requests} requests`);
       assert.ok(report.byStatus.has(mode === 'bearer' ? 401 : 403), 'the access checks were reached');
