@@ -14,6 +14,7 @@ import type { FakeProvider, FakeRequest } from '../support/fake-provider.ts';
 import { useFakeServer } from '../support/harness.ts';
 import { DENIED_OUTPUT } from '../../src/agent/policy/authorize.ts';
 import { STDIO_FIXTURE } from './support.ts';
+import { runnerScript } from '../e2e/sandbox-support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'agentd-mcp-turns-'));
 const startLog = join(directory, 'starts.jsonl');
@@ -108,5 +109,32 @@ describe('MCP tools in real turns', () => {
     }
     assert.ok(offered.includes('mcp__local__echo'), `offered: ${offered.join(', ')}`);
     assert.equal(starts(), startsBefore + 1);
+  });
+});
+
+describe('MCP tools of a sandboxed server', () => {
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const harness = useFakeServer({ args: ['--sandbox-runner', runnerScript(), '--mcp-config', configFile] });
+  before(() => ({ fake, server } = harness));
+  const { newSession, submit, resolve, nthRequestOf, toolOutputSent } = harness;
+
+  it('keep their approvals: the MCP server runs on the host, outside the sandbox that auto-approves the other tools', async () => {
+    const session = await newSession();
+    fake.enqueue(
+      { kind: 'reply', toolCalls: [call('shell', { command: ['touch', 'sandboxed.txt'] }, 'call_shell')] },
+      { kind: 'reply', toolCalls: [call('mcp__local__write_note', { note: 'host side' }, 'call_note')] },
+      { kind: 'reply', text: 'done' },
+    );
+    const turn = await submit(session.id, 'touch, then note');
+    const request = await nthRequestOf(turn.id, 1);
+    assert.equal(request.kind, 'tool_approval');
+    assert.match(request.prompt, /mcp__local__write_note/);
+    // the shell call before it ran in the sandbox without asking
+    assert.equal(existsSync(join(server.workspace, 'sandboxed.txt')), true);
+    assert.equal((await resolve(request.id, { decision: 'deny' })).status, 200);
+    assert.equal((await waitForTurn(server, turn.id)).status, 'completed');
+    assert.equal(toolOutputSent('call_note'), DENIED_OUTPUT);
+    assert.equal(harness.events.ofTurn(turn.id).filter((event) => event.type === 'request.created').length, 1);
   });
 });
