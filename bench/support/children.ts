@@ -157,7 +157,7 @@ export async function spawnScript(name: string, pattern: RegExp, scriptArgs: str
  * Spawns node with stdout and stderr going to a file (never a pipe the parent must drain under load)
  * and waits for the line that carries the URL.
  */
-async function spawnListening(nodeArgs: string[], pattern: RegExp, logFile: string): Promise<Child> {
+export async function spawnListening(nodeArgs: string[], pattern: RegExp, logFile: string): Promise<Child> {
   mkdirSync(dirname(logFile), { recursive: true });
   const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });

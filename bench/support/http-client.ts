@@ -12,6 +12,8 @@ export class HttpClient {
   constructor(
     readonly baseUrl: string,
     maxSockets = 32,
+    /** sent with every request, e.g. a tenant's Authorization */
+    private readonly extraHeaders: Record<string, string> = {},
   ) {
     if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(baseUrl)) throw new Error(`benchmarks talk to loopback only, not ${baseUrl}`);
     this.agent = new Agent({ keepAlive: true, maxSockets });
@@ -19,7 +21,7 @@ export class HttpClient {
 
   request(method: string, path: string, body?: unknown): Promise<JsonResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {};
+    const headers: Record<string, string> = payload ? { ...this.extraHeaders, 'content-type': 'application/json', 'content-length': String(payload.length) } : { ...this.extraHeaders };
     return new Promise((resolve, reject) => {
       const req = httpRequest(this.baseUrl + path, { method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
