@@ -18,6 +18,9 @@ import { RunnerSession } from './session.ts';
 import { findTools } from './tools.ts';
 import { Unavailable } from './unavailable.ts';
 
+/** How long a stopping runner waits for its cancelled commands to report. */
+const STOP_GRACE_MS = 3000;
+
 function send(response: SandboxResponse): void {
   process.stdout.write(encodeLine(response));
 }
@@ -92,6 +95,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     session.cancelAll();
+    // The cancelled calls' results go out before the runner does, so the caller reads an outcome
+    // instead of a death; a command that will not die is left to release() and the cgroup.
+    await Promise.race([session.idle, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS))]);
     await release(resources);
     process.exit(0);
   };
