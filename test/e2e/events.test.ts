@@ -1,9 +1,9 @@
 import { describe, it, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { EventRecorder } from '../support/events.ts';
+import { drainRawEventStream, EventRecorder, openRawEventStream } from '../support/events.ts';
 
 async function runTurn(server: TestServer, fake: FakeProvider, text: string): Promise<string> {
   const session = (await server.request('POST', '/v1/sessions', { body: {} })).json;
@@ -13,14 +13,7 @@ async function runTurn(server: TestServer, fake: FakeProvider, text: string): Pr
   return turn.json.id;
 }
 
-/** Opens /v1/events with a raw client that can stop reading (a slow consumer). */
-function rawSubscribe(server: TestServer, headers: Record<string, string> = {}): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${server.url}/v1/events`, { headers }, resolve);
-    req.on('error', reject);
-    req.end();
-  });
-}
+const rawSubscribe = (server: TestServer, headers: Record<string, string> = {}) => openRawEventStream(server.url, headers);
 
 describe('events over SSE', () => {
   let fake: FakeProvider;
@@ -148,13 +141,7 @@ describe('events over SSE', () => {
     assert.ok(!fast.events.some((event) => event.type === 'replay.reset'));
     fast.close();
 
-    let text = '';
-    slow.setEncoding('utf8');
-    slow.on('data', (chunk: string) => (text += chunk));
-    slow.resume();
-    const deadline = Date.now() + 10_000;
-    while (!text.includes(`"type":"turn.completed","turnId":"${turnId}"`) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    slow.destroy();
+    const text = await drainRawEventStream(slow, `"type":"turn.completed","turnId":"${turnId}"`);
     assert.match(text, /event: replay\.reset\ndata: \{"reason":"event_gap","refetch":true\}\n\n/);
     assert.ok(text.includes('turn.completed'), 'after the reset the newest events still arrive');
   });

@@ -6,17 +6,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
-
-async function newTurn(tenant: TenantClient, input: string): Promise<any> {
-  const session = (await tenant.request('POST', '/v1/sessions', { body: {} })).json;
-  const turn = await tenant.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input } });
-  assert.equal(turn.status, 202, JSON.stringify(turn.json));
-  return turn.json;
-}
+import { drainRawEventStream, openRawEventStream } from '../support/events.ts';
+import { startTenantServer, startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
 
 describe('fairness: one global running slot, two tenants', () => {
   let fake: FakeProvider;
@@ -35,12 +28,12 @@ describe('fairness: one global running slot, two tenants', () => {
 
   it('starts turns round-robin across tenants while tenant A floods its queue', async () => {
     fake.route('fair a0', { kind: 'hang' });
-    const first = await newTurn(a, 'fair a0');
+    const first = await startTenantTurn(a, 'fair a0');
     await waitForTenantTurn(a, first.id, (turn) => turn.status === 'running');
     // A floods its queue before B asks for anything
     const submitted: { tenant: TenantClient; name: string; turn: any }[] = [{ tenant: a, name: 'a0', turn: first }];
-    for (let index = 1; index <= 6; index++) submitted.push({ tenant: a, name: `a${index}`, turn: await newTurn(a, `fair a${index}`) });
-    for (let index = 1; index <= 3; index++) submitted.push({ tenant: b, name: `b${index}`, turn: await newTurn(b, `fair b${index}`) });
+    for (let index = 1; index <= 6; index++) submitted.push({ tenant: a, name: `a${index}`, turn: await startTenantTurn(a, `fair a${index}`) });
+    for (let index = 1; index <= 3; index++) submitted.push({ tenant: b, name: `b${index}`, turn: await startTenantTurn(b, `fair b${index}`) });
     for (const { turn } of submitted.slice(1)) assert.equal(turn.status, 'queued');
 
     const requestsBefore = fake.requests.length;
@@ -70,13 +63,13 @@ describe('fairness: one global running slot, two tenants', () => {
     try {
       const [x, y] = limited.tenants;
       fake.route('full x0', { kind: 'hang' });
-      const running = await newTurn(x, 'full x0');
+      const running = await startTenantTurn(x, 'full x0');
       await waitForTenantTurn(x, running.id, (turn) => turn.status === 'running');
-      const queued = [await newTurn(x, 'full x1'), await newTurn(x, 'full x2')];
-      const refused = await newTurn(x, 'full x3');
+      const queued = [await startTenantTurn(x, 'full x1'), await startTenantTurn(x, 'full x2')];
+      const refused = await startTenantTurn(x, 'full x3');
       assert.equal(refused.status, 'failed');
       assert.match(refused.error, /^tenant_turn_queue_full/);
-      const other = await newTurn(y, 'full y1');
+      const other = await startTenantTurn(y, 'full y1');
       assert.equal(other.status, 'queued', 'y waits for the one slot like everybody, but is accepted');
       await x.request('POST', `/v1/turns/${running.id}/cancel`);
       // y's turn starts second, before x's older queued one
@@ -90,15 +83,6 @@ describe('fairness: one global running slot, two tenants', () => {
     }
   });
 });
-
-/** Opens a tenant's /v1/events with a raw client that can stop reading. */
-function rawSubscribe(url: string, token: string): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}/v1/events`, { headers: { authorization: `Bearer ${token}` } }, resolve);
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('a slow SSE consumer of one tenant', () => {
   let fake: FakeProvider;
@@ -114,7 +98,7 @@ describe('a slow SSE consumer of one tenant', () => {
 
   it('does not cost the other tenant\'s fast subscriber a single event, nor a replay.reset', async () => {
     const [a, b] = hosted.tenants;
-    const slow = await rawSubscribe(hosted.url, a.token);
+    const slow = await openRawEventStream(hosted.url, { authorization: `Bearer ${a.token}` });
     assert.equal(slow.statusCode, 200);
     slow.pause();
     const fast = b.events();
@@ -127,7 +111,7 @@ describe('a slow SSE consumer of one tenant', () => {
       for (let round = 0; round < 4; round++) {
         const words = Array.from({ length: 100 }, (_, index) => `${round}.${index}${'z'.repeat(16_000)}`);
         fake.route(`flood ${round}`, { kind: 'reply', text: words.join(' ') });
-        const turn = await newTurn(a, `flood ${round}`);
+        const turn = await startTenantTurn(a, `flood ${round}`);
         await waitForTenantTurn(a, turn.id, undefined, 30_000);
         lastTurnId = turn.id;
       }
@@ -136,7 +120,7 @@ describe('a slow SSE consumer of one tenant', () => {
     const bTurns: string[] = [];
     for (let round = 0; round < 4; round++) {
       fake.route(`steady ${round}`, { kind: 'reply', text: Array.from({ length: 50 }, (_, index) => `b${round}.${index}`).join(' ') });
-      const turn = await newTurn(b, `steady ${round}`);
+      const turn = await startTenantTurn(b, `steady ${round}`);
       await waitForTenantTurn(b, turn.id, undefined, 30_000);
       bTurns.push(turn.id);
     }
@@ -154,13 +138,7 @@ describe('a slow SSE consumer of one tenant', () => {
     fast.close();
 
     // The slow one really was overrun: once it reads again it is told to refetch.
-    let text = '';
-    slow.setEncoding('utf8');
-    slow.on('data', (chunk: string) => (text += chunk));
-    slow.resume();
-    const deadline = Date.now() + 10_000;
-    while (!text.includes(`"type":"turn.completed","turnId":"${aLastTurn}"`) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    slow.destroy();
+    const text = await drainRawEventStream(slow, `"type":"turn.completed","turnId":"${aLastTurn}"`);
     assert.ok(/event: replay\.reset\ndata: \{"reason":"event_gap","refetch":true\}\n\n/.test(text), `a's stalled subscriber gets a gap reset (read ${text.length} characters)`);
   });
 });

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { startTenantServer, startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
 
 const isRunning = (turn: any) => turn.status === 'running';
 
@@ -26,10 +26,7 @@ describe('tenant runtimes and limits: three tenants, two runtime slots', () => {
     await fake.close();
   });
 
-  const newTurn = async (tenant: TenantClient, input = 'go') => {
-    const session = (await tenant.request('POST', '/v1/sessions', { body: {} })).json;
-    return (await tenant.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input } })).json;
-  };
+  const newTurn = (tenant: TenantClient, input = 'go') => startTenantTurn(tenant, input);
 
   it('closes the least recently used idle runtime for a new tenant, and answers 503 when none is idle', async () => {
     const bTurn = await newTurn(b);

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { startTenantServer, startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
 import { processesWith, runnerScript, waitUntil } from './sandbox-support.ts';
 
 const CANARY = 'canary-tenant-b-7c1f';
@@ -41,8 +41,7 @@ describe('tenants with a sandbox runner (shipped runner, real PostgreSQL)', () =
     fake.route(marker, { kind: 'reply', toolCalls: calls as any }, { kind: 'reply', text: 'done' });
     const events = tenant.events();
     await events.opened;
-    const session = (await tenant.request('POST', '/v1/sessions', { body: {} })).json;
-    const turn = (await tenant.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: marker } })).json;
+    const turn = await startTenantTurn(tenant, marker);
     const ended = await waitForTenantTurn(tenant, turn.id, undefined, 90_000);
     assert.equal(ended.status, 'completed', JSON.stringify(ended.error));
     await events.waitForType('turn.completed', turn.id);

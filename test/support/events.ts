@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { EventSource } from 'eventsource';
 
 export interface ReceivedEvent {
@@ -63,4 +64,25 @@ export class EventRecorder {
   close(): void {
     this.source.close();
   }
+}
+
+/** Opens `<url>/v1/events` with a plain HTTP client, which a test can pause: a subscriber that stops reading. */
+export function openRawEventStream(url: string, headers: Record<string, string> = {}): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/v1/events`, { headers }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Resumes a paused raw stream and reads it until `until` arrives (at most 10 s), then closes it; returns the text. */
+export async function drainRawEventStream(stream: IncomingMessage, until: string): Promise<string> {
+  let text = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => (text += chunk));
+  stream.resume();
+  const deadline = Date.now() + 10_000;
+  while (!text.includes(until) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  stream.destroy();
+  return text;
 }

@@ -117,6 +117,15 @@ export async function startTenantServer(options: TenantServerOptions): Promise<T
   }
 }
 
+/** A new session of `tenant` with one turn of `input`; returns the turn as POST answered it (202). */
+export async function startTenantTurn(tenant: TenantClient, input: string): Promise<any> {
+  const session = await tenant.request('POST', '/v1/sessions', { body: {} });
+  if (session.status !== 201) throw new Error(`POST /v1/sessions: HTTP ${session.status} ${JSON.stringify(session.json)}`);
+  const turn = await tenant.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input } });
+  if (turn.status !== 202) throw new Error(`POST turns: HTTP ${turn.status} ${JSON.stringify(turn.json)}`);
+  return turn.json;
+}
+
 /** Polls a tenant's turn until `done` says yes. */
 export async function waitForTenantTurn(tenant: TenantClient, turnId: string, done: (turn: any) => boolean = (turn) => ['completed', 'failed', 'cancelled'].includes(turn.status), timeoutMs = 15_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
