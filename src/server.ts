@@ -22,7 +22,6 @@ import { boundaryTools } from './sandbox/boundary-tools.ts';
 import { createProcessGroupRunner } from './agent/tools/process-group.ts';
 import type { CatalogModel } from './config/models-file.ts';
 import { startTelemetry } from './telemetry/telemetry.ts';
-import { startTenantHosting } from './tenancy/tenant-hosting.ts';
 import { lazyToolRegistries } from './runtime/tool-registries.ts';
 import type { McpManager } from './mcp/mcp-manager.ts';
 
@@ -91,6 +90,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   let closeRuntimes: () => Promise<void>;
   if (config.tenants) {
     try {
+      // Loaded only in multi-tenant mode: the registry's schema would cost every other start-up.
+      const { startTenantHosting } = await import('./tenancy/tenant-hosting.ts');
       const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry });
       runtimeFor = hosting.runtimeFor;
       closeRuntimes = hosting.close;

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import { tenantForToken, type Tenant, type TenantRegistry } from '../tenancy/registry.ts';
+import type { Tenant, TenantRegistry } from '../tenancy/registry.ts';
+import { tenantForToken } from '../tenancy/token-lookup.ts';
 
 export interface AccessPolicy {
   corsOrigins: ReadonlySet<string>;

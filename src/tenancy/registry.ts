@@ -3,12 +3,13 @@
  * binds, every failure one line naming the file and the field. Tokens are kept out of the
  * registry's enumerable fields so that logging or serialising it cannot leak one.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { UsageError } from '../config/flags.ts';
 import { readPrivateFile, readTokenFile } from '../config/token-file.ts';
 import { firstShapeViolation, type RegistryDocumentShape } from './registry-schema.ts';
 import { canonicalPath, firstRootViolation, type ProtectedPath } from './workspace-roots.ts';
+
+export { tenantForToken } from './token-lookup.ts';
 
 export interface TenantCredential {
   readonly id: string;
@@ -95,31 +96,6 @@ export function loadTenantRegistry(registryPath: string, context: RegistryContex
   return Object.freeze({ version: 1, tenants: Object.freeze(tenants) });
 }
 
-/**
- * The tenant a presented bearer token belongs to, or null. Every credential is compared, each
- * through SHA-256 digests of equal length, so neither the token's length nor which credential
- * matched shows in the timing.
- */
-export function tenantForToken(registry: TenantRegistry, presentedToken: string): Tenant | null {
-  const presented = sha256(presentedToken);
-  let match: Tenant | null = null;
-  for (const { digest, tenant } of credentialDigests(registry)) {
-    if (timingSafeEqual(digest, presented)) match = tenant;
-  }
-  return match;
-}
-
-const digestsByRegistry = new WeakMap<TenantRegistry, { digest: Buffer; tenant: Tenant }[]>();
-
-function credentialDigests(registry: TenantRegistry): { digest: Buffer; tenant: Tenant }[] {
-  let digests = digestsByRegistry.get(registry);
-  if (!digests) {
-    digests = registry.tenants.flatMap((tenant) => tenant.credentials.map((credential) => ({ digest: sha256(credential.token), tenant })));
-    digestsByRegistry.set(registry, digests);
-  }
-  return digests;
-}
-
 function checkIdentifiers(shape: RegistryDocumentShape, fail: (field: string, problem: string) => never): void {
   const tenantIds = new Map<string, string>();
   const credentialIds = new Map<string, string>();
@@ -150,8 +126,4 @@ function rethrown<T>(read: () => T): T {
     if (error instanceof UsageError && !(error instanceof TenantRegistryError)) throw new TenantRegistryError(error.message);
     throw error;
   }
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }

@@ -1,0 +1,35 @@
+/**
+ * Which tenant a bearer token selects. Kept apart from the registry's loading so that the request
+ * path does not load the registry's schema (and TypeBox with it).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Tenant, TenantRegistry } from './registry.ts';
+
+/**
+ * The tenant a presented bearer token belongs to, or null. Every credential is compared, each
+ * through SHA-256 digests of equal length, so neither the token's length nor which credential
+ * matched shows in the timing.
+ */
+export function tenantForToken(registry: TenantRegistry, presentedToken: string): Tenant | null {
+  const presented = sha256(presentedToken);
+  let match: Tenant | null = null;
+  for (const { digest, tenant } of credentialDigests(registry)) {
+    if (timingSafeEqual(digest, presented)) match = tenant;
+  }
+  return match;
+}
+
+const digestsByRegistry = new WeakMap<TenantRegistry, { digest: Buffer; tenant: Tenant }[]>();
+
+function credentialDigests(registry: TenantRegistry): { digest: Buffer; tenant: Tenant }[] {
+  let digests = digestsByRegistry.get(registry);
+  if (!digests) {
+    digests = registry.tenants.flatMap((tenant) => tenant.credentials.map((credential) => ({ digest: sha256(credential.token), tenant })));
+    digestsByRegistry.set(registry, digests);
+  }
+  return digests;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
