@@ -24,6 +24,13 @@ export interface EventsOptions {
 export interface EventSubscription extends AsyncIterableIterator<StreamItem> {
   /** the id of the last event handed out: persist it once you applied that event */
   readonly lastEventId: number | null;
+  /**
+   * Resolves once the first connection is open (it is asked for when the subscription is made):
+   * every event published after that is delivered, so await it before submitting a turn whose
+   * events you want from the start. Rejects when that first attempt fails (iterating retries it,
+   * with backoff, or ends with the error retrying cannot fix).
+   */
+  readonly opened: Promise<void>;
   close(): void;
 }
 
@@ -39,6 +46,17 @@ export function subscribeToEvents(transport: Transport, options: EventsOptions =
   const initialMs = options.backoff?.initialMs ?? 250;
   const maxMs = options.backoff?.maxMs ?? 5_000;
   const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
+  let markOpened: () => void = () => undefined;
+  let failOpened: (reason: unknown) => void = () => undefined;
+  const opened = new Promise<void>((resolve, reject) => {
+    markOpened = resolve;
+    failOpened = reject;
+  });
+  opened.catch(() => undefined);
+  const onOpen = () => {
+    markOpened();
+    options.onOpen?.();
+  };
 
   async function* run(): AsyncGenerator<StreamItem> {
     let attempt = 0;
@@ -46,7 +64,9 @@ export function subscribeToEvents(transport: Transport, options: EventsOptions =
       let reason: unknown;
       let retryAfterMs: number | null = null;
       try {
-        for await (const message of connect()) {
+        const opening = firstConnection ?? openConnection();
+        firstConnection = null;
+        for await (const message of readMessages(opening)) {
           attempt = 0;
           if (message.event === 'replay.reset') {
             // After a gap the server's ids may lie below ours (another database): the next event
@@ -78,7 +98,14 @@ export function subscribeToEvents(transport: Transport, options: EventsOptions =
     }
   }
 
-  async function* connect(): AsyncGenerator<EventSourceMessage> {
+  interface Connection {
+    messages: ReadableStreamDefaultReader<EventSourceMessage>;
+    /** re-armed by every frame and keep-alive; its timeout drops the connection */
+    armIdleTimer(): void;
+    close(): void;
+  }
+
+  async function openConnection(): Promise<Connection> {
     const connection = linkedController(controller.signal);
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId !== null) headers['last-event-id'] = String(lastEventId);
@@ -88,45 +115,65 @@ export function subscribeToEvents(transport: Transport, options: EventsOptions =
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => connection.abort(new Error('the event stream went silent')), idleTimeoutMs);
     };
+    const close = () => {
+      clearTimeout(idleTimer);
+      connection.abort();
+    };
     try {
       armIdleTimer();
       const response = await transport.send('GET', url, { headers, signal: connection.signal });
       if (!response.ok) throw await AgentdError.fromResponse(response);
       if (!response.body) throw new Error('the event stream has no body');
-      options.onOpen?.();
+      onOpen();
       const messages = response.body
         .pipeThrough(new TextDecoderStream())
         .pipeThrough(new EventSourceParserStream({ onComment: armIdleTimer }))
         .getReader();
-      try {
-        for (;;) {
-          const { done, value } = await messages.read();
-          if (done) return;
-          armIdleTimer();
-          yield value;
-        }
-      } finally {
-        messages.cancel().catch(() => undefined);
-      }
-    } finally {
-      clearTimeout(idleTimer);
-      connection.abort();
+      return { messages, armIdleTimer, close };
+    } catch (error) {
+      close();
+      throw error;
     }
   }
 
+  async function* readMessages(opening: Promise<Connection>): AsyncGenerator<EventSourceMessage> {
+    const { messages, armIdleTimer, close } = await opening;
+    try {
+      for (;;) {
+        const { done, value } = await messages.read();
+        if (done) return;
+        armIdleTimer();
+        yield value;
+      }
+    } finally {
+      messages.cancel().catch(() => undefined);
+      close();
+    }
+  }
+
+  // The first connection is asked for now, not at the first next(): a caller that subscribes and
+  // then submits a turn gets the turn's events even if it starts iterating later.
+  let firstConnection: Promise<Connection> | null = openConnection();
+  firstConnection.then(undefined, (error: unknown) => failOpened(error));
   const iterator = run();
+  const stop = () => {
+    controller.abort();
+    // A first connection never iterated holds an idle timer: close it too.
+    void firstConnection?.then((connection) => connection.close(), () => undefined);
+  };
   return {
     get lastEventId() {
       return lastEventId;
     },
+    opened,
     next: () => iterator.next(),
     return: (value?: unknown) => {
-      controller.abort();
+      stop();
       return iterator.return(value as StreamItem);
     },
     throw: (error?: unknown) => iterator.throw(error),
     close: () => {
-      controller.abort();
+      stop();
       void iterator.return(undefined as unknown as StreamItem);
     },
     [Symbol.asyncIterator]() {

@@ -108,6 +108,29 @@ describe('client.events() on one server', () => {
     assert.equal(stream.lastEventId, events.at(-1)?.id);
   });
 
+  it('connects when subscribed, not at the first next(): once opened, a turn submitted before iterating is seen whole', async () => {
+    const client = createClient({ baseUrl: server.url });
+    const session = await client.createSession();
+    const stream = client.events({ sessionId: session.id, backoff: FAST_BACKOFF });
+    await stream.opened;
+    const turn = await client.submitTurn(session.id, 'before anyone iterates');
+    await client.waitForTurn(turn.id);
+    const seen = collect(stream);
+    await seen.waitFor(isTerminalOf(turn.id));
+    stream.close();
+    await seen.done;
+    const types = seen.events().filter((event) => event.turnId === turn.id).map((event) => event.type);
+    assert.equal(types[0], 'turn.queued', `from the turn's first event: ${types.join(', ')}`);
+    assert.equal(types.at(-1), 'turn.completed');
+  });
+
+  it('rejects opened when the first connection fails, and the iterator tells the same error', async () => {
+    const client = createClient({ baseUrl: server.url });
+    const stream = client.events({ sessionId: 'not-a-uuid', backoff: FAST_BACKOFF });
+    await assert.rejects(stream.opened, { name: 'AgentdError', status: 400 });
+    await assert.rejects(() => stream.next(), { name: 'AgentdError', status: 400 });
+  });
+
   it('yields replay.reset as its own value, then the events that follow', async () => {
     const client = createClient({ baseUrl: server.url });
     const session = await client.createSession();
