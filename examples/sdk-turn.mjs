@@ -9,6 +9,7 @@ import { createClient, isReplayReset } from 'agentd/client';
 const client = createClient({ baseUrl: process.env.AGENTD_URL ?? 'http://127.0.0.1:4096', token: process.env.SERVICE_TOKEN || undefined });
 const session = await client.createSession({ body: { title: 'SDK example' } });
 const events = client.events({ sessionId: session.id });
+await events.opened; // from here on nothing of the session is missed
 const turn = await client.submitTurn(session.id, process.argv[2] ?? 'Say hello in five words.');
 const keyboard = createInterface({ input: process.stdin, output: process.stdout });
 
