@@ -59,6 +59,7 @@ runIfMain(import.meta.url, async () => {
   if (peers.some((peer) => peer !== agentdPeer)) ensurePeersInstalled();
   const options = optionsFromEnv();
   console.log(`# agentd against its peers ${new Date().toISOString()}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`);
+  console.log(`# wrk: median of ${options.rounds} × ${options.seconds} s per route; turns: ${options.turnSeconds} s per run; fan-out: ${options.subscribers} subscribers`);
   const fake = await startFakeModel();
   const columns: Column[] = [];
   try {

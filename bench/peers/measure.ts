@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sleep, type FakeModelChild } from '../support/children.ts';
 import { HttpClient } from '../support/http-client.ts';
-import { median, percentile, whole } from '../support/report.ts';
+import { fixed, median, percentile, whole } from '../support/report.ts';
 import { runWrk, type WrkResult } from '../support/wrk.ts';
 import { FanoutMeter } from './fanout.ts';
 import type { LoadTarget, Peer, RunningPeer } from './peer.ts';
@@ -90,8 +90,9 @@ async function measureRoutes(server: RunningPeer, client: HttpClient, options: P
     const runs: WrkResult[] = [];
     for (let round = 0; round < options.rounds; round++) runs.push(await runWrk(url, { seconds: options.seconds, postJson: target.postJson }));
     const errors = runs.reduce((sum, run) => sum + run.errors, 0);
-    if (errors > 0) return { unavailable: `${errors} errors in ${whole(runs.reduce((sum, run) => sum + run.requests, 0))} requests` };
-    return perSecond(median(runs.map((run) => run.requestsPerSecond)));
+    const cell = perSecond(median(runs.map((run) => run.requestsPerSecond)));
+    if (errors > 0) cell.text += ` (${errors} errors in ${whole(runs.reduce((sum, run) => sum + run.requests, 0))} requests)`;
+    return cell;
   };
   const get = await figure(() => wrk(server.getSession(ids[SESSIONS_IN_LIST / 2])));
   const list = await figure(() => wrk(server.listSessions));
@@ -166,9 +167,12 @@ async function measureFanout(server: RunningPeer, client: HttpClient, fake: Fake
     await meter.settle(500, 10_000);
     const reading = meter.reading();
     if (reading.frames === 0) throw new Error('no events reached the subscribers');
+    const readersPerEvent = reading.frames / reading.events;
     return {
       value: reading.deliveredPerSecond,
       text: `${whole(reading.deliveredPerSecond)}/s, ${whole(reading.lost)} of ${whole(reading.events * subscribers)} lost, p99 spread ${reading.p99SpreadMs} ms`,
+      // A server that hands each event to one subscriber is not fanning out; its rate is no match for one that is.
+      instead: readersPerEvent < subscribers / 2 ? `not a broadcast: an event reached ${fixed(readersPerEvent)} of ${subscribers} subscribers on average` : undefined,
     };
   } finally {
     meter?.close();

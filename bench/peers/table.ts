@@ -1,7 +1,8 @@
 /** The one table of the peer benchmark: a row per figure, a column per server, each peer beside its ratio to agentd. */
 import { fixed, whole } from '../support/report.ts';
 
-export type Cell = { value: number; text: string } | { unavailable: string };
+/** A figure, or why there is none. `instead` replaces the ratio where one would mislead. */
+export type Cell = { value: number; text: string; instead?: string } | { unavailable: string };
 
 export interface FigureRow {
   key: string;
@@ -18,7 +19,7 @@ export const FIGURES = [
   { key: 'create', label: 'Create a session/thread, 32 conn. (wrk)', higherIsBetter: true },
   { key: 'turns', label: 'Turns/s, zero-latency model, 4 in flight', higherIsBetter: true },
   { key: 'overhead', label: 'Server time per turn, p50, one at a time', higherIsBetter: false },
-  { key: 'fanout', label: 'SSE fan-out to 256 subscribers, events read/s', higherIsBetter: true },
+  { key: 'fanout', label: 'SSE fan-out, events read/s by all subscribers of one streamed turn', higherIsBetter: true },
   { key: 'rssLoaded', label: 'RSS after the load (process tree)', higherIsBetter: false },
 ] as const satisfies readonly FigureRow[];
 
@@ -29,9 +30,9 @@ export interface Column {
   cells: Partial<Record<FigureKey, Cell>>;
 }
 
-export const perSecond = (value: number): Cell => ({ value, text: `${whole(value)}/s` });
+export const perSecond = (value: number) => ({ value, text: `${whole(value)}/s` });
 export const milliseconds = (value: number) => ({ value, text: `${value < 10 ? fixed(value, 2) : whole(value)} ms` });
-export const megabytes = (value: number): Cell => ({ value, text: `${fixed(value)} MB` });
+export const megabytes = (value: number) => ({ value, text: `${fixed(value)} MB` });
 
 /** Prints a Markdown table; the first column is agentd, and every other cell says how far agentd is ahead or behind. */
 export function printTable(columns: readonly Column[]): void {
@@ -52,6 +53,7 @@ function describe(cell: Cell | undefined): string {
 }
 
 function withRatio(cell: Cell | undefined, ours: Cell | undefined, higherIsBetter: boolean): string {
+  if (cell !== undefined && 'instead' in cell && cell.instead) return `${cell.text} (${cell.instead})`;
   if (cell === undefined || 'unavailable' in cell || ours === undefined || 'unavailable' in ours || !(cell.value > 0) || !(ours.value > 0)) return describe(cell);
   const agentdAhead = higherIsBetter ? ours.value / cell.value : cell.value / ours.value;
   const ratio = agentdAhead >= 1 ? `agentd ${fixed(agentdAhead)}× better` : `peer ${fixed(1 / agentdAhead)}× better`;
