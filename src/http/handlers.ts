@@ -41,6 +41,12 @@ export interface HandlerContext {
   keepAliveMs?: number;
 }
 
+/** A body already serialised (a cached read): sent as it is, as the JSON it is. */
+function sendJson(reply: FastifyReply, body: string): string {
+  reply.type('application/json; charset=utf-8');
+  return body;
+}
+
 /** UUID filters are accepted in any case (CONTRACT.md §2); the schema has checked their shape. */
 const uuidFilter = (value: string | undefined) => (value === undefined ? null : normalizeUuid(value));
 
@@ -61,8 +67,11 @@ export function createHandlers(context: HandlerContext) {
     listSessions: async (request: RequestOf<{ query: ListSessionsQuery }>, reply) => {
       const { archive = 'active', limit = DEFAULT_PAGE_SIZE, cursor } = request.query;
       const { sessions } = await context.runtimeFor(request, reply);
-      const page = await sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
-      return { data: page.sessions.map(toSessionDto), nextCursor: page.next ? encodeSessionCursor(page.next) : null };
+      // a bad cursor throws here, so it is never kept
+      return sendJson(reply, await sessions.readCache.read(`page ${archive} ${limit} ${cursor ?? ''}`, async () => {
+        const page = await sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
+        return JSON.stringify({ data: page.sessions.map(toSessionDto), nextCursor: page.next ? encodeSessionCursor(page.next) : null });
+      }));
     },
     createSession: async (request: RequestOf<{ body: CreateSessionBody }>, reply) => {
       const { sessions } = await context.runtimeFor(request, reply);
@@ -70,7 +79,8 @@ export function createHandlers(context: HandlerContext) {
     },
     getSession: async (request: RequestOf, reply) => {
       const { sessions } = await context.runtimeFor(request, reply);
-      return toSessionDto(await sessions.get(request.params.id));
+      const id = request.params.id;
+      return sendJson(reply, await sessions.readCache.read(`session ${id}`, async () => JSON.stringify(toSessionDto(await sessions.get(id)))));
     },
     patchSession: async (request: RequestOf<{ body: PatchSessionBody }>, reply) => {
       const { sessions } = await context.runtimeFor(request, reply);

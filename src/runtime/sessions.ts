@@ -10,11 +10,15 @@ import * as sessionsTable from '../store/sessions.ts';
 import type { SessionRecord, ArchiveFilter, SessionCursor } from '../store/sessions.ts';
 import type { Boundary } from './boundary.ts';
 import type { RepositorySetups } from './setup.ts';
+import { SessionReadCache } from './session-read-cache.ts';
 
 export const UNTITLED = 'New session';
 
 /** Session rules of CONTRACT.md §4 over the store. */
 export class SessionService {
+  /** the boundary's response bodies of session reads, until a session row is written */
+  readonly readCache = new SessionReadCache();
+
   constructor(
     private readonly boundary: Boundary,
     /** true when the session has a queued, running or waiting turn */

@@ -4,6 +4,7 @@ import type { NewHistoryEntry } from '../domain/history-entry.ts';
 import { updateTurn, type TurnRecord } from './turns.ts';
 import { appendHistoryEntry } from './history.ts';
 import { encodeStoredText } from './text-codec.ts';
+import { writingSessionRows } from './sessions.ts';
 
 export interface SessionChanges {
   sessionId: string;
@@ -40,12 +41,13 @@ export async function finalizeTurn(
 }
 
 async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  // the session's updatedAt, title and usage change: its cached reads end once this commits
+  await writingSessionRows(db.transaction().execute(async (trx) => {
     await appendHistoryEntry(trx, session.sessionId, history);
     await updateTurn(trx, turn);
     await trx.updateTable('sessions').set({ updated_at: session.updatedAt }).where('id', '=', session.sessionId).execute();
     if (session.derivedTitle !== null) {
       await trx.updateTable('sessions').set({ title: encodeStoredText(session.derivedTitle) }).where('id', '=', session.sessionId).where('title_is_manual', '=', 0).execute();
     }
-  });
+  }));
 }

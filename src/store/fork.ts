@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
-import { insertSession, type SessionRecord } from './sessions.ts';
+import { insertSession, writingSessionRows, type SessionRecord } from './sessions.ts';
 
 const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 'error', 'response_id', 'effect', 'items', 'display_items', 'usage', 'provider_telemetry'] as const;
 
@@ -9,7 +9,7 @@ const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 
  * the same indices, all in one transaction. Rows are copied inside the database, never decoded.
  */
 export async function insertForkedSession(db: Db, boundaryId: string, child: SessionRecord, parentId: string, through: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await writingSessionRows(db.transaction().execute(async (trx) => {
     await insertSession(trx, boundaryId, child);
     await trx
       .insertInto('history_turns')
@@ -22,5 +22,5 @@ export async function insertForkedSession(db: Db, boundaryId: string, child: Ses
           .where('idx', '<=', through),
       )
       .execute();
-  });
+  }));
 }

@@ -3,7 +3,7 @@ import type { HistoryTurnsTable } from './schema.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
 import { telemetryList, type HistoryEffect, type HistoryEntry, type NewHistoryEntry } from '../domain/history-entry.ts';
 import type { UsageCounters } from '../domain/usage.ts';
-import { addSessionUsage } from './sessions.ts';
+import { addSessionUsage, writingSessionRows } from './sessions.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
 
 /*
@@ -18,7 +18,8 @@ import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, e
  * index: the later one fails on the primary key. Returns the index given.
  */
 export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry): Promise<number> {
-  if (!db.isTransaction) return db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry));
+  // its own transaction may add to the session's usage: cached reads end once it commits
+  if (!db.isTransaction) return writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry)));
   const index = await nextHistoryIndex(db, sessionId);
   await insertHistoryEntry(db, sessionId, { ...entry, index });
   if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);

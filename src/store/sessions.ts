@@ -32,8 +32,38 @@ export interface SessionCursor {
   id: string;
 }
 
+/*
+ * The version of the session rows, for the read cache (runtime/session-read-cache.ts): it moves on
+ * after every write to a session row, once the statement has run and again once the transaction
+ * holding it has committed (a reader on another PostgreSQL connection sees the old row until then).
+ * One counter for every boundary: a write in one tenant also ends the others' cached reads, which
+ * costs a re-read and never serves a stale one.
+ */
+let sessionRowsVersion = 0;
+
+export function sessionRowsVersionNow(): number {
+  return sessionRowsVersion;
+}
+
+/** Every writer of session rows calls this after its statement and after its transaction ends. */
+export function noteSessionRowsWritten(): void {
+  sessionRowsVersion += 1;
+}
+
+/**
+ * Runs a write to session rows (a statement, or a transaction holding one), then notes it, also when
+ * it failed: a failed commit's outcome is not known here.
+ */
+export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } finally {
+    noteSessionRowsWritten();
+  }
+}
+
 export async function insertSession(db: Db, boundaryId: string, session: SessionRecord): Promise<void> {
-  await db.insertInto('sessions').values(toRow(boundaryId, session)).execute();
+  await writingSessionRows(db.insertInto('sessions').values(toRow(boundaryId, session)).execute());
 }
 
 export async function findSession(db: Db, boundaryId: string, id: string): Promise<SessionRecord | null> {
@@ -75,20 +105,22 @@ export async function updateSessionFields(
   if (fields.allowances !== undefined) row.allowances = JSON.stringify(fields.allowances);
   if (fields.updatedAt !== undefined) row.updated_at = fields.updatedAt;
   if (fields.ownsCheckout !== undefined) row.owns_checkout = fields.ownsCheckout ? 1 : 0;
-  await db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute();
+  await writingSessionRows(db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute());
 }
 
 /** Adds a model's spending to the session's counters (history appends do, with their entry). */
 export async function addSessionUsage(db: Db, id: string, usage: UsageCounters): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set((eb) => ({
-      usage_input: eb('usage_input', '+', usage.input),
-      usage_output: eb('usage_output', '+', usage.output),
-      usage_cached: eb('usage_cached', '+', usage.cached),
-    }))
-    .where('id', '=', id)
-    .execute();
+  await writingSessionRows(
+    db
+      .updateTable('sessions')
+      .set((eb) => ({
+        usage_input: eb('usage_input', '+', usage.input),
+        usage_output: eb('usage_output', '+', usage.output),
+        usage_cached: eb('usage_cached', '+', usage.cached),
+      }))
+      .where('id', '=', id)
+      .execute(),
+  );
 }
 
 /** The oldest session of the boundary working in `cwd`, if any. */
@@ -99,12 +131,12 @@ export async function findSessionByCwd(db: Db, boundaryId: string, cwd: string):
 
 /** Removes the session with its history and turn records, all or nothing. */
 export async function deleteSessionCascade(db: Db, boundaryId: string, id: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return writingSessionRows(db.transaction().execute(async (trx) => {
     await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
     await trx.deleteFrom('turns').where('session_id', '=', id).execute();
     const result = await trx.deleteFrom('sessions').where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
-  });
+  }));
 }
 
 export function toRow(boundaryId: string, session: SessionRecord): SessionsTable {
