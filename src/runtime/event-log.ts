@@ -6,9 +6,16 @@
  * subscriber. A subscriber whose consumer signals backpressure gets a bounded queue of pending
  * frames; when that overflows, its oldest frames are dropped and a `replay.reset` is written
  * before the next event, so a slow consumer never holds up the appender or the other subscribers.
+ *
+ * Fan-out yields: after FAN_OUT_SLICE_MS of deliveries in one turn of the event loop, the rest
+ * waits for the next turn (setImmediate), so requests and timers still run while a thousand
+ * subscribers are fed. Appends never wait; events not yet fanned out form a backlog that the
+ * next turns work through in order, bounded like a subscriber's queue: past `replayLimit` the
+ * oldest is dropped, and the subscribers that had not got it owe a `replay.reset`.
  */
 
 import { REPLAY_RESET_FRAME, formatEventFrame, isValidEventType } from './sse-frame.ts';
+import { Subscriber } from './event-subscriber.ts';
 
 export { KEEP_ALIVE_FRAME, REPLAY_RESET_FRAME } from './sse-frame.ts';
 
@@ -64,6 +71,16 @@ export interface EventLogOptions {
   onSlowSubscriberReset?: () => void;
 }
 
+/** The longest the fan-out holds the event loop before letting requests and timers run. */
+const FAN_OUT_SLICE_MS = 10;
+/** The clock is read once per this many deliveries (a socket write costs a few microseconds). */
+const DELIVERIES_PER_CLOCK_READ = 32;
+
+interface PendingEvent {
+  record: EventRecord;
+  frame: string;
+}
+
 export class EventLog {
   readonly replayLimit: number;
   private readonly now: () => Date;
@@ -75,6 +92,14 @@ export class EventLog {
   private count = 0;
   private readonly subscribers = new Set<Subscriber>();
   private readonly onSlowSubscriberReset: (() => void) | undefined;
+  /** Events appended but not yet handed to every subscriber, oldest first from `backlogHead`. */
+  private backlog: PendingEvent[] = [];
+  private backlogHead = 0;
+  /** Where the fan-out of the oldest pending event stopped when it yielded. */
+  private fanOutPosition: Iterator<Subscriber> | null = null;
+  /** Deliveries since the event loop last turned, and when the first of them was made. */
+  private deliveriesThisTurn = 0;
+  private turnStartedAt = 0;
 
   constructor(options: EventLogOptions) {
     if (!Number.isSafeInteger(options.replayLimit) || options.replayLimit < 1) {
@@ -98,6 +123,11 @@ export class EventLog {
     return this.count === 0 ? null : this.nextId - this.count;
   }
 
+  /** Events appended but not yet handed to every subscriber (the fan-out yielded under load). */
+  get pendingFanOut(): number {
+    return this.backlog.length - this.backlogHead;
+  }
+
   get subscriberCount(): number {
     return this.subscribers.size;
   }
@@ -117,8 +147,60 @@ export class EventLog {
     const frame = formatEventFrame(record);
     this.nextId += 1;
     this.retain(record, frame);
-    for (const subscriber of this.subscribers) if (subscriber.wants(record)) subscriber.deliver(frame);
+    if (this.subscribers.size === 0 && this.backlogHead === this.backlog.length) return record;
+    this.backlog.push({ record, frame });
+    if (this.backlog.length - this.backlogHead > this.replayLimit) this.dropOldestPending();
+    this.fanOut();
     return record;
+  }
+
+  /** Hands pending events to the subscribers, in order, until done or the turn's budget is spent. */
+  private fanOut(): void {
+    while (this.backlogHead < this.backlog.length) {
+      const { record, frame } = this.backlog[this.backlogHead];
+      const position = (this.fanOutPosition ??= this.subscribers.values());
+      for (;;) {
+        if (this.sliceSpent()) return;
+        const next = position.next();
+        if (next.done) break;
+        if (next.value.deliverEvent(record, frame)) this.countDelivery();
+      }
+      this.advanceBacklog();
+    }
+  }
+
+  /** The slice is per turn of the event loop: the next turn starts a new one and resumes any backlog. */
+  private countDelivery(): void {
+    this.deliveriesThisTurn += 1;
+    if (this.deliveriesThisTurn > 1) return;
+    this.turnStartedAt = performance.now();
+    setImmediate(() => {
+      this.deliveriesThisTurn = 0;
+      this.fanOut();
+    });
+  }
+
+  private sliceSpent(): boolean {
+    if (this.deliveriesThisTurn === 0 || this.deliveriesThisTurn % DELIVERIES_PER_CLOCK_READ !== 0) return false;
+    return performance.now() - this.turnStartedAt > FAN_OUT_SLICE_MS;
+  }
+
+  private dropOldestPending(): void {
+    const { record } = this.backlog[this.backlogHead];
+    for (const subscriber of this.subscribers) subscriber.lose(record);
+    this.advanceBacklog();
+  }
+
+  private advanceBacklog(): void {
+    this.fanOutPosition = null;
+    this.backlogHead += 1;
+    if (this.backlogHead === this.backlog.length) {
+      this.backlog = [];
+      this.backlogHead = 0;
+    } else if (this.backlogHead >= 1024 && this.backlogHead * 2 >= this.backlog.length) {
+      this.backlog = this.backlog.slice(this.backlogHead);
+      this.backlogHead = 0;
+    }
   }
 
   /**
@@ -131,7 +213,7 @@ export class EventLog {
     if (lastEventId !== null && (!Number.isSafeInteger(lastEventId) || lastEventId < 0)) {
       throw new RangeError('lastEventId must be a non-negative integer or null');
     }
-    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset);
+    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset, this.newestId);
     this.subscribers.add(subscriber);
     if (lastEventId !== null) this.replay(lastEventId, subscriber);
     return subscriber;
@@ -184,119 +266,3 @@ export class EventLog {
   }
 }
 
-/** One subscriber: writes straight through while its sink keeps up, queues (bounded) while not. */
-class Subscriber implements Subscription {
-  private readonly queue: FrameQueue;
-  private waitingForDrain = false;
-  /** Frames were dropped; a replay.reset goes out before the next frame. */
-  private gap = false;
-  private isClosed = false;
-  private readonly resume = (): void => this.flush();
-
-  constructor(
-    private readonly sink: EventSink,
-    capacity: number,
-    private readonly registry: Set<Subscriber>,
-    private readonly sessionId: string | null,
-    private readonly onReset: (() => void) | undefined,
-  ) {
-    this.queue = new FrameQueue(capacity);
-  }
-
-  wants(record: EventRecord): boolean {
-    return this.sessionId === null || record.sessionId === this.sessionId;
-  }
-
-  get closed(): boolean {
-    return this.isClosed;
-  }
-
-  get queuedFrames(): number {
-    return this.queue.size;
-  }
-
-  close(): void {
-    if (this.isClosed) return;
-    this.isClosed = true;
-    this.registry.delete(this);
-    this.queue.clear();
-  }
-
-  deliver(frame: string): void {
-    if (this.isClosed) return;
-    // Anything already waiting goes first, even if a sink re-entered us while it was being flushed.
-    if (this.waitingForDrain || this.queue.size > 0 || this.gap) {
-      if (this.queue.pushDroppingOldest(frame) && !this.gap) {
-        this.gap = true;
-        this.onReset?.();
-      }
-      return;
-    }
-    this.write(frame);
-  }
-
-  private flush(): void {
-    this.waitingForDrain = false;
-    while (!this.isClosed && !this.waitingForDrain) {
-      if (this.gap) {
-        this.gap = false;
-        this.write(REPLAY_RESET_FRAME);
-        continue;
-      }
-      const frame = this.queue.shift();
-      if (frame === undefined) return;
-      this.write(frame);
-    }
-  }
-
-  /** A sink that throws is treated as gone: the appender and other subscribers carry on. */
-  private write(frame: string): void {
-    try {
-      if (this.sink.write(frame)) return;
-      this.waitingForDrain = true;
-      this.sink.onDrain(this.resume);
-    } catch {
-      this.close();
-    }
-  }
-}
-
-/**
- * A ring buffer of frames that, when full, drops its oldest frame to make room. Its slots are
- * allocated the first time a frame waits and kept until the subscription closes.
- */
-class FrameQueue {
-  private slots: (string | undefined)[] | null = null;
-  private head = 0;
-  size = 0;
-
-  constructor(private readonly capacity: number) {}
-
-  /** Appends a frame; true when the oldest frame had to be dropped for it. */
-  pushDroppingOldest(frame: string): boolean {
-    this.slots ??= new Array<string | undefined>(this.capacity);
-    if (this.size === this.capacity) {
-      this.slots[this.head] = frame;
-      this.head = (this.head + 1) % this.capacity;
-      return true;
-    }
-    this.slots[(this.head + this.size) % this.capacity] = frame;
-    this.size += 1;
-    return false;
-  }
-
-  shift(): string | undefined {
-    if (this.size === 0 || this.slots === null) return undefined;
-    const frame = this.slots[this.head];
-    this.slots[this.head] = undefined;
-    this.head = (this.head + 1) % this.capacity;
-    this.size -= 1;
-    return frame;
-  }
-
-  clear(): void {
-    this.slots = null;
-    this.head = 0;
-    this.size = 0;
-  }
-}

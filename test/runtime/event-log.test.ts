@@ -37,6 +37,24 @@ function range(first: number, last: number): number[] {
   return Array.from({ length: last - first + 1 }, (_, index) => first + index);
 }
 
+/** Lets the event loop turn until the log has handed every event to every subscriber. */
+async function fannedOut(log: EventLog): Promise<void> {
+  while (log.pendingFanOut > 0) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A sink whose every write holds the event loop for `busyMs`, like a write to a slow socket. */
+class BusySink extends RecordingSink {
+  constructor(private readonly busyMs: number) {
+    super();
+  }
+
+  override write(frame: string): boolean {
+    const until = performance.now() + this.busyMs;
+    while (performance.now() < until);
+    return super.write(frame);
+  }
+}
+
 function logWith(events: number, replayLimit = 5, firstId = 1): EventLog {
   const log = new EventLog({ replayLimit, firstId, now: () => new Date('2025-01-01T00:00:00Z') });
   for (let index = 0; index < events; index += 1) log.append('turn.activity', { data: { n: index } });
@@ -198,14 +216,17 @@ describe('EventLog slow subscribers', () => {
     assert.deepEqual(sink.ids().slice(-1), [8], 'after the reset, delivery is live again');
   });
 
-  it('lets a fast subscriber and the appender carry on beside a stalled one', () => {
+  it('lets a fast subscriber and the appender carry on beside a stalled one', async () => {
     const log = logWith(0, 100);
     const fast = new RecordingSink();
     const slow = new RecordingSink();
     log.subscribe(null, fast);
     const slowSubscription = log.subscribe(null, slow);
     slow.saturated = true;
-    for (let index = 0; index < 1000; index += 1) log.append('turn.activity');
+    for (let index = 0; index < 1000; index += 1) {
+      log.append('turn.activity');
+      if (index % 50 === 49) await fannedOut(log);
+    }
     assert.deepEqual(fast.ids(), range(1, 1000));
     assert.equal(slow.frames.length, 1);
     assert.equal(slowSubscription.queuedFrames, 100, 'the stalled queue stays bounded');
@@ -273,7 +294,7 @@ describe('EventLog unsubscribe', () => {
     assert.deepEqual(sink.ids(), [1]);
   });
 
-  it('keeps no cost after many subscribe/close cycles', () => {
+  it('keeps no cost after many subscribe/close cycles', async () => {
     const log = logWith(5, 5);
     for (let cycle = 0; cycle < 1000; cycle += 1) {
       const sink = new RecordingSink();
@@ -281,8 +302,10 @@ describe('EventLog unsubscribe', () => {
       const subscription = log.subscribe(cycle % 3 === 0 ? 0 : null, sink);
       log.append('turn.activity');
       subscription.close();
+      if (cycle % 50 === 49) await fannedOut(log);
     }
     assert.equal(log.subscriberCount, 0);
+    assert.equal(log.pendingFanOut, 0);
     const sink = new RecordingSink();
     log.subscribe(null, sink);
     log.append('turn.activity');
@@ -342,5 +365,52 @@ describe('EventLog unsubscribe', () => {
     assert.equal(subscription.closed, true);
     assert.equal(frames.length, 2);
     assert.equal(log.subscriberCount, 0);
+  });
+});
+
+describe('EventLog fan-out under load', () => {
+  it('yields to the event loop between slices, then delivers everything in order', async () => {
+    const log = logWith(0, 100);
+    const sinks = Array.from({ length: 100 }, () => new BusySink(1));
+    for (const sink of sinks) log.subscribe(null, sink);
+    log.append('turn.activity');
+    log.append('turn.activity');
+    const deliveredBeforeAnImmediate = await new Promise<number>((resolve) => setImmediate(() => resolve(sinks.reduce((sum, sink) => sum + sink.frames.length, 0))));
+    assert.ok(deliveredBeforeAnImmediate > 0 && deliveredBeforeAnImmediate < 200, `other work ran after ${deliveredBeforeAnImmediate} of 200 deliveries`);
+    await fannedOut(log);
+    for (const sink of sinks) assert.deepEqual(sink.ids(), [1, 2]);
+  });
+
+  it('a subscriber that joins while the fan-out is behind gets each event once', async () => {
+    const log = logWith(0, 100);
+    const busy = Array.from({ length: 40 }, () => new BusySink(1));
+    for (const sink of busy) log.subscribe(null, sink);
+    for (let index = 0; index < 3; index += 1) log.append('turn.activity');
+    assert.ok(log.pendingFanOut > 0);
+    const late = new RecordingSink();
+    log.subscribe(0, late);
+    log.append('turn.activity');
+    await fannedOut(log);
+    assert.deepEqual(late.ids(), [1, 2, 3, 4]);
+    for (const sink of busy) assert.deepEqual(sink.ids(), [1, 2, 3, 4]);
+  });
+
+  it('bounds the backlog by the replay limit: what could not be fanned out in time becomes a reset', async () => {
+    const resets: number[] = [];
+    const log = new EventLog({ replayLimit: 5, firstId: 1, onSlowSubscriberReset: () => resets.push(1) });
+    const sinks = Array.from({ length: 4 }, () => new BusySink(4));
+    for (const sink of sinks) log.subscribe(null, sink);
+    for (let index = 0; index < 30; index += 1) log.append('turn.activity');
+    assert.ok(log.pendingFanOut <= 5);
+    await fannedOut(log);
+    for (const sink of sinks) {
+      const ids = sink.ids();
+      assert.ok(ids.includes('reset'), 'the lost events are announced');
+      assert.deepEqual(ids.slice(-5), [26, 27, 28, 29, 30]);
+      const numbers = ids.filter((id) => id !== 'reset') as number[];
+      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), 'in order, no repeats');
+      assert.equal(new Set(numbers).size, numbers.length);
+    }
+    assert.equal(resets.length, 4, 'one reset per subscriber for one run of losses');
   });
 });
