@@ -1,0 +1,36 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SessionReadCache } from '../../src/runtime/session-read-cache.ts';
+import { noteSessionRowsWritten } from '../../src/store/sessions.ts';
+
+describe('session read cache', () => {
+  it('serves a read again until a session row is written, then reads anew', async () => {
+    const cache = new SessionReadCache();
+    let reads = 0;
+    const produce = async () => `body ${++reads}`;
+    assert.equal(await cache.read('key', produce), 'body 1');
+    assert.equal(await cache.read('key', produce), 'body 1');
+    noteSessionRowsWritten();
+    assert.equal(await cache.read('key', produce), 'body 2');
+    assert.equal(await cache.read('key', produce), 'body 2');
+  });
+
+  it('does not keep a read that a write overlapped: it may hold the row from before the commit', async () => {
+    const cache = new SessionReadCache();
+    let reads = 0;
+    const racedByAWrite = async () => {
+      reads += 1;
+      noteSessionRowsWritten(); // another connection's transaction commits while this read runs
+      return 'old row';
+    };
+    assert.equal(await cache.read('key', racedByAWrite), 'old row');
+    assert.equal(await cache.read('key', async () => 'new row'), 'new row');
+    assert.equal(reads, 1);
+  });
+
+  it('keeps nothing of a read that failed', async () => {
+    const cache = new SessionReadCache();
+    await assert.rejects(cache.read('key', async () => { throw new Error('no such session'); }));
+    assert.equal(await cache.read('key', async () => 'found'), 'found');
+  });
+});
