@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from 'node:readline';
+import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
 import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type EventSubscription, type HumanRequest, type Session, type StreamItem } from '../../client/index.ts';
 import { COMMANDS_HELP, runCommand } from './commands.ts';
 import { ChatOutput } from './render.ts';
@@ -33,6 +33,8 @@ export class Chat {
   private inputEnded = false;
   private busy = false;
   private connectionLost = false;
+  /** the prompt is on screen, waiting for a line: output arriving now goes above it */
+  private promptShown = false;
   private ended!: () => void;
   readonly done = new Promise<void>((resolve) => (this.ended = resolve));
 
@@ -42,7 +44,7 @@ export class Chat {
     terminal: ChatTerminal,
   ) {
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
-    this.output = new ChatOutput((text) => terminal.output.write(text), Boolean(terminal.output.isTTY));
+    this.output = new ChatOutput((text) => this.write(terminal.output, text), Boolean(terminal.output.isTTY));
     this.lines = createInterface({ input: terminal.input, output: terminal.output, terminal: interactive, prompt: '› ' });
     this.lines.on('line', (line) => this.accept(line));
     this.lines.on('SIGINT', () => this.interrupt());
@@ -73,6 +75,7 @@ export class Chat {
   }
 
   private accept(line: string): void {
+    this.promptShown = false;
     if (this.pending) return void this.answer(line.trim());
     if (line.trim() === '') return this.prompt();
     this.queue.push(line);
@@ -145,7 +148,11 @@ export class Chat {
     this.subscription = subscription;
     void (async () => {
       try {
-        for await (const item of subscription) if (subscription === this.subscription) await this.render(item);
+        for await (const item of subscription) {
+          if (subscription !== this.subscription) continue;
+          // A failed refetch (the server went away again) must not end the listening.
+          await this.render(item).catch((error: unknown) => this.output.error(describeError(error)));
+        }
       } catch (error) {
         if (subscription === this.subscription) this.output.error(`events: ${describeError(error)}`);
       }
@@ -258,7 +265,22 @@ export class Chat {
   }
 
   private prompt(): void {
-    if (this.lines.terminal && !this.active && !this.pending) this.lines.prompt(true);
+    if (!this.lines.terminal || this.active || this.pending) return;
+    this.lines.prompt(true);
+    this.promptShown = true;
+  }
+
+  /**
+   * Output that arrives while the prompt waits (a reconnect notice, a refreshed request) replaces
+   * the prompt line, and the prompt comes back below it with what was typed so far.
+   */
+  private write(stream: NodeJS.WritableStream, text: string): void {
+    if (!this.promptShown) return void stream.write(text);
+    clearLine(stream, 0);
+    cursorTo(stream, 0);
+    stream.write(text);
+    this.promptShown = false;
+    if (text.endsWith('\n')) this.prompt();
   }
 
   private finish(): void {
