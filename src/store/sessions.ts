@@ -62,8 +62,59 @@ export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Inserts a session row. Outside a transaction, the inserts that arrive in one turn of the event
+ * loop go to the database as one statement (group commit): each caller still hears only after
+ * its row is committed, and SQLite writes its log once for all of them instead of once each.
+ */
 export async function insertSession(db: Db, boundaryId: string, session: SessionRecord): Promise<void> {
-  await writingSessionRows(db.insertInto('sessions').values(toRow(boundaryId, session)).execute());
+  const row = toRow(boundaryId, session);
+  if (db.isTransaction) return void (await writingSessionRows(db.insertInto('sessions').values(row).execute()));
+  return new Promise((resolve, reject) => {
+    let batch = pendingInserts.get(db);
+    if (batch === undefined) {
+      batch = [];
+      pendingInserts.set(db, batch);
+      setImmediate(() => void insertBatch(db));
+    }
+    batch.push({ row, resolve, reject });
+  });
+}
+
+interface PendingInsert {
+  row: SessionsTable;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** The inserts waiting for the next turn of the event loop, per database. */
+const pendingInserts = new WeakMap<Db, PendingInsert[]>();
+/** Rows per statement: within both databases' limits on bound parameters. */
+const MAXIMUM_ROWS_PER_INSERT = 64;
+
+async function insertBatch(db: Db): Promise<void> {
+  const batch = pendingInserts.get(db) ?? [];
+  pendingInserts.delete(db);
+  for (let start = 0; start < batch.length; start += MAXIMUM_ROWS_PER_INSERT) {
+    const group = batch.slice(start, start + MAXIMUM_ROWS_PER_INSERT);
+    try {
+      await writingSessionRows(db.insertInto('sessions').values(group.map((entry) => entry.row)).execute());
+      for (const entry of group) entry.resolve();
+    } catch (error) {
+      if (group.length === 1) group[0].reject(error);
+      // One row's fault must not fail the others: each is tried alone and gets its own outcome.
+      else for (const entry of group) await insertAlone(db, entry);
+    }
+  }
+}
+
+async function insertAlone(db: Db, entry: PendingInsert): Promise<void> {
+  try {
+    await writingSessionRows(db.insertInto('sessions').values(entry.row).execute());
+    entry.resolve();
+  } catch (error) {
+    entry.reject(error);
+  }
 }
 
 export async function findSession(db: Db, boundaryId: string, id: string): Promise<SessionRecord | null> {
