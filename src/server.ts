@@ -48,7 +48,10 @@ export interface ServerTuning {
 }
 
 export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger, tuning: ServerTuning = {}): Promise<RunningServer> {
-  const log = logger ?? pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], remove: true } });
+  // Lines go out asynchronously: a line written while the previous write is in flight joins the
+  // next write instead of blocking the event loop on its own system call; pino writes what is left
+  // synchronously when the process exits (docs/BENCHMARKS.md, request path).
+  const log = logger ?? pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], remove: true } }, pino.destination({ dest: 1, sync: false }));
   const catalog = loadCatalog(config, env);
   if (catalog.models.length === 0) log.warn(emptyCatalogAdvice());
   const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
