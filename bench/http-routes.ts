@@ -3,11 +3,15 @@
  * bare Fastify hello server measured in the same run.
  *
  *   node --import tsx bench/http-routes.ts            (BENCH_SECONDS per run, BENCH_ROUNDS rounds)
+ *   BENCH_BEFORE_ROOT=<another checkout> node --import tsx bench/http-routes.ts
+ *                                                     (that build measured in the same rounds, alternating)
  */
 import { startAgentd, startHello, type AgentdChild, type Child } from './support/children.ts';
 import { HttpClient } from './support/http-client.ts';
 import { median, printFigure, runIfMain, whole, fixed } from './support/report.ts';
 import { runWrk, type WrkResult } from './support/wrk.ts';
+import { waitForQuietMachine } from './support/quiet.ts';
+import { loadavg } from 'node:os';
 
 export interface HttpRouteOptions {
   seconds: number;
@@ -20,39 +24,72 @@ export function httpRouteOptionsFromEnv(): HttpRouteOptions {
   return { seconds: Number(process.env.BENCH_SECONDS ?? 5), rounds: Number(process.env.BENCH_ROUNDS ?? 3) };
 }
 
-/** Measures and prints the three HTTP figures; agentd should hold no sessions yet. */
-export async function benchHttpRoutes(agentd: AgentdChild, hello: Child, options: HttpRouteOptions): Promise<void> {
+/** The routes of one agentd, in wrk's URLs, its 200 sessions already created. */
+interface Routes {
+  one: string;
+  list: string;
+  create: string;
+}
+
+async function prepareRoutes(agentd: AgentdChild): Promise<Routes> {
   const client = new HttpClient(agentd.url);
   const sessionIds: string[] = [];
   for (let index = 0; index < SESSIONS_IN_LIST; index++) sessionIds.push((await client.expect(201, 'POST', '/v1/sessions', {})).id);
   client.close();
+  return { one: `${agentd.url}/v1/sessions/${sessionIds[100]}`, list: `${agentd.url}/v1/sessions?limit=50`, create: `${agentd.url}/v1/sessions` };
+}
+
+interface RouteResults {
+  one: WrkResult[];
+  list: WrkResult[];
+  create: WrkResult[];
+}
+
+const noResults = (): RouteResults => ({ one: [], list: [], create: [] });
+
+/**
+ * Measures and prints the three HTTP figures; agentd should hold no sessions yet. With `before`
+ * (another build, BENCH_BEFORE_ROOT), its figures are taken in the same rounds, alternating with
+ * this build's, and printed after them for comparison.
+ */
+export async function benchHttpRoutes(agentd: AgentdChild, hello: Child, options: HttpRouteOptions, before?: AgentdChild): Promise<void> {
+  const builds = [{ agentd, label: '', routes: await prepareRoutes(agentd), results: noResults() }];
+  if (before) builds.push({ agentd: before, label: ' (before)', routes: await prepareRoutes(before), results: noResults() });
 
   const helloUrl = `${hello.url}/`;
-  const oneUrl = `${agentd.url}/v1/sessions/${sessionIds[100]}`;
-  const listUrl = `${agentd.url}/v1/sessions?limit=50`;
-  const createUrl = `${agentd.url}/v1/sessions`;
   const warmUp = { seconds: 2 };
-  await Promise.all([runWrk(helloUrl, warmUp)]);
-  await runWrk(oneUrl, warmUp);
-  await runWrk(listUrl, warmUp);
+  await runWrk(helloUrl, warmUp);
+  for (const build of builds) {
+    await runWrk(build.routes.one, warmUp);
+    await runWrk(build.routes.list, warmUp);
+  }
 
-  const results = { hello: [] as WrkResult[], one: [] as WrkResult[], list: [] as WrkResult[], create: [] as WrkResult[] };
+  const helloResults: WrkResult[] = [];
   for (let round = 0; round < options.rounds; round++) {
-    results.hello.push(await runWrk(helloUrl, options));
-    results.one.push(await runWrk(oneUrl, options));
-    results.list.push(await runWrk(listUrl, options));
+    helloResults.push(await runWrk(helloUrl, options));
+    for (const build of builds) {
+      build.results.one.push(await runWrk(build.routes.one, options));
+      build.results.list.push(await runWrk(build.routes.list, options));
+    }
   }
   // Creating sessions last: it grows the table the reads above measure.
-  for (let round = 0; round < options.rounds; round++) results.create.push(await runWrk(createUrl, { ...options, postJson: {} }));
+  for (let round = 0; round < options.rounds; round++) {
+    for (const build of builds) build.results.create.push(await runWrk(build.routes.create, { ...options, postJson: {} }));
+  }
 
-  const rate = (runs: WrkResult[]) => median(runs.map((run) => run.requestsPerSecond));
-  const errors = (runs: WrkResult[]) => runs.reduce((sum, run) => sum + run.errors, 0);
-  const helloRate = rate(results.hello);
+  const helloRate = rate(helloResults);
   const rounds = `median of ${options.rounds} × ${options.seconds} s`;
-  printFigure({ name: 'Fastify hello, 32 connections', value: `${whole(helloRate)} req/s`, detail: `${rounds}; ${results.hello[0].command.replace(/http\S+/, 'http://127.0.0.1:PORT/')}` });
+  printFigure({ name: 'Fastify hello, 32 connections', value: `${whole(helloRate)} req/s`, detail: `${rounds}; ${helloResults[0].command.replace(/http\S+/, 'http://127.0.0.1:PORT/')}` });
+  for (const { label, results } of builds) printRouteFigures(results, helloRate, rounds, label);
+}
+
+const rate = (runs: WrkResult[]) => median(runs.map((run) => run.requestsPerSecond));
+const errors = (runs: WrkResult[]) => runs.reduce((sum, run) => sum + run.errors, 0);
+
+function printRouteFigures(results: RouteResults, helloRate: number, rounds: string, label: string): void {
   const oneRate = rate(results.one);
   printFigure({
-    name: 'GET /v1/sessions/:id, 32 connections',
+    name: `GET /v1/sessions/:id, 32 connections${label}`,
     value: `${whole(oneRate)} req/s = ${fixed((100 * oneRate) / helloRate)}% of hello`,
     target: '≥ 60% of hello',
     met: oneRate >= 0.6 * helloRate && errors(results.one) === 0,
@@ -60,7 +97,7 @@ export async function benchHttpRoutes(agentd: AgentdChild, hello: Child, options
   });
   const listRate = rate(results.list);
   printFigure({
-    name: `GET /v1/sessions?limit=50 of ${SESSIONS_IN_LIST}, 32 connections`,
+    name: `GET /v1/sessions?limit=50 of ${SESSIONS_IN_LIST}, 32 connections${label}`,
     value: `${whole(listRate)} req/s = ${fixed((100 * listRate) / helloRate)}% of hello`,
     target: '≥ 30% of hello',
     met: listRate >= 0.3 * helloRate && errors(results.list) === 0,
@@ -68,19 +105,23 @@ export async function benchHttpRoutes(agentd: AgentdChild, hello: Child, options
   });
   const createRate = rate(results.create);
   printFigure({
-    name: 'POST /v1/sessions, 32 connections, SQLite',
+    name: `POST /v1/sessions, 32 connections, SQLite${label}`,
     value: `${whole(createRate)} req/s`,
-    target: '≥ 4,000/s',
-    met: createRate >= 4000 && errors(results.create) === 0,
+    target: '≥ 8,000/s',
+    met: createRate >= 8000 && errors(results.create) === 0,
     detail: `${rounds}; ${errors(results.create)} errors; ${results.create[0].command.replace(/http\S+/, 'http://127.0.0.1:PORT/v1/sessions')}`,
   });
 }
 
 runIfMain(import.meta.url, async () => {
-  const [agentd, hello] = await Promise.all([startAgentd(), startHello()]);
+  const beforeRoot = process.env.BENCH_BEFORE_ROOT;
+  const [agentd, hello, before] = await Promise.all([startAgentd(), startHello(), beforeRoot ? startAgentd({ root: beforeRoot }) : undefined]);
   try {
-    await benchHttpRoutes(agentd, hello, httpRouteOptionsFromEnv());
+    const busy = await waitForQuietMachine();
+    const load = loadavg().map((value) => fixed(value, 2)).join(' ');
+    console.log(`# machine ${Math.round(busy * 100)}% busy${busy > 0.1 ? ' (never got quiet)' : ''}, load average ${load}${beforeRoot ? `; before: ${beforeRoot}` : ''}`);
+    await benchHttpRoutes(agentd, hello, httpRouteOptionsFromEnv(), before);
   } finally {
-    await Promise.all([agentd.stop(), hello.stop()]);
+    await Promise.all([agentd.stop(), hello.stop(), before?.stop()]);
   }
 });
