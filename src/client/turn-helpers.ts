@@ -7,9 +7,11 @@ import type { OperationMethods, Transport } from './transport.ts';
 
 export interface SubmitTurnOptions {
   signal?: AbortSignal;
-  /** how many times a lost response is retried (default 5) */
+  /** how many times a lost response is retried (default 5; waits double from 200 ms up to 5 s) */
   retries?: number;
 }
+
+const MAX_RETRY_WAIT_MS = 5_000;
 
 /**
  * POST /v1/sessions/:id/turns with a `clientRequestId` chosen here (or given) and kept across
@@ -26,7 +28,7 @@ export async function submitTurn(methods: OperationMethods, sessionId: string, t
       return await methods.createTurn({ path: { id: sessionId }, body, signal: options.signal });
     } catch (error) {
       if (options.signal?.aborted || attempt >= retries || !isLostResponse(error)) throw attachClientRequestId(error, body.clientRequestId);
-      const waitMs = error instanceof AgentdError && error.retryAfterSeconds !== null ? error.retryAfterSeconds * 1000 : 200 * 2 ** attempt;
+      const waitMs = error instanceof AgentdError && error.retryAfterSeconds !== null ? error.retryAfterSeconds * 1000 : Math.min(MAX_RETRY_WAIT_MS, 200 * 2 ** attempt);
       if (!(await abortableDelay(waitMs, options.signal))) throw attachClientRequestId(error, body.clientRequestId);
     }
   }

@@ -52,7 +52,7 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
     rmSync(workspace, { recursive: true, force: true });
   });
 
-  it('keeps the chat through SIGTERM and a restart on the same port: the next turn is answered, the first turn is not shown again', async () => {
+  it('keeps the chat through SIGTERM and restarts on the same port: the next turn is answered, the first turn is not shown again, a line typed while down is sent once it is back', async () => {
     server = await startAgentd(['--port', '0', ...serveArgs], {}, workspace);
     const { url } = server;
     const port = new URL(url).port;
@@ -77,7 +77,19 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
     assert.equal(occurrences(text, 'First half of an answer'), 1, `the first turn is shown once:\n${text}`);
     assert.equal(occurrences(text, 'Answer from the second life.'), 1);
     assert.equal(occurrences(text, 'start something long'), 1, 'the first input is not sent again');
-    const modelInputs = fake.requests.map((request) => JSON.stringify(request.body));
-    assert.equal(modelInputs.filter((body) => body.includes('and now?')).length, 1, 'the second line became exactly one model request');
+    const modelInputs = () => fake.requests.map((request) => JSON.stringify(request.body));
+    assert.equal(modelInputs().filter((body) => body.includes('and now?')).length, 1, 'the second line became exactly one model request');
+
+    // A line typed while the server is down waits for it instead of failing.
+    await server.stop();
+    await waitForScreen(/Answer from the second life\.[\s\S]*^connection lost; reconnecting…\n› *$/m);
+    fake.enqueue({ kind: 'reply', text: 'Answer to a line typed while the server was down.' });
+    tmux('send-keys', '-t', SESSION, 'typed while down', 'Enter');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    server = await startAgentd(['--port', port, ...serveArgs], {}, workspace);
+    const after = await waitForScreen(/Answer to a line typed while the server was down\.\n+›/);
+    assert.doesNotMatch(after, /CHAT-EXITED|fetch failed|server_stopping/);
+    assert.equal(occurrences(after, 'Answer to a line typed while the server was down.'), 1);
+    assert.equal(modelInputs().filter((body) => body.includes('typed while down')).length, 1, 'one turn for the line, however often it was sent');
   });
 });

@@ -6,6 +6,8 @@ import { ChatOutput } from './render.ts';
 /** Options that need text typed after the key: the value of the resolve. */
 const OPTIONS_WITH_TEXT = new Set(['custom', 'request_changes']);
 const KEYS = '123456789abcdefghijklmnopqrstuvwxyz'.split('');
+/** A line typed while the server restarts waits for it: about a minute of retries (5 s apart at most). */
+const SUBMIT_RETRIES = 15;
 
 export interface ChatTerminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -15,7 +17,11 @@ export interface ChatTerminal {
 interface ActiveTurn {
   id: string | null;
   cancelRequested: boolean;
+  /** some of its answer or tools came through the stream */
+  shown: boolean;
 }
+
+const STREAMED_CONTENT = new Set(['response.text.delta', 'response.reasoning.delta', 'tool.updated', 'tool.finished']);
 
 /**
  * One conversation: lines typed become turns (queued while one runs), the session's events are
@@ -35,6 +41,8 @@ export class Chat {
   private connectionLost = false;
   /** the prompt is on screen, waiting for a line: output arriving now goes above it */
   private promptShown = false;
+  /** aborted when the chat ends: a submit still retrying gives up */
+  private readonly ending = new AbortController();
   private ended!: () => void;
   readonly done = new Promise<void>((resolve) => (this.ended = resolve));
 
@@ -110,10 +118,10 @@ export class Chat {
   }
 
   private async submit(input: string): Promise<void> {
-    const active: ActiveTurn = { id: null, cancelRequested: false };
+    const active: ActiveTurn = { id: null, cancelRequested: false, shown: false };
     this.active = active;
     try {
-      const turn = await this.client.submitTurn(this.session.id, input);
+      const turn = await this.client.submitTurn(this.session.id, input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
       active.id = turn.id;
     } catch (error) {
       this.active = null;
@@ -160,14 +168,10 @@ export class Chat {
   }
 
   private async render(item: StreamItem): Promise<void> {
-    if (isReplayReset(item)) {
-      this.output.notice('some events were missed; refreshing');
-      if (this.active?.id) {
-        const turn = await this.client.getTurn({ path: { id: this.active.id } });
-        if (TERMINAL_TURN_EVENTS.has(`turn.${turn.status}`)) this.turnEnded(turn.id, turn.status, turn.error);
-      }
-      return this.showPendingRequests();
-    }
+    if (isReplayReset(item)) return this.refetchAfterGap();
+    // The end of a turn learnt by a refetch comes before the replay of its events: shown once is enough.
+    if (item.turnId && this.finishedTurns.has(item.turnId)) return;
+    if (this.active && STREAMED_CONTENT.has(item.type)) this.active.shown = true;
     switch (item.type) {
       case 'response.text.delta':
         return this.output.answerDelta(item.data.text);
@@ -197,6 +201,29 @@ export class Chat {
         return;
       }
     }
+  }
+
+  /**
+   * After replay.reset the running turn may have ended unseen (a line sent while the server was
+   * restarting can finish before the stream is back). Its answer is shown from the record when
+   * none of it was streamed; the replayed events of a turn ended here are then skipped.
+   */
+  private async refetchAfterGap(): Promise<void> {
+    this.output.notice('some events were missed; refreshing');
+    const active = this.active;
+    if (active?.id) {
+      const turn = await this.client.getTurn({ path: { id: active.id } });
+      if (TERMINAL_TURN_EVENTS.has(`turn.${turn.status}`)) {
+        if (!active.shown) {
+          const { output } = await this.client.getTurnResult({ path: { id: turn.id } });
+          if (output?.assistantText) this.output.answerDelta(output.assistantText);
+        } else {
+          this.output.notice(`part of the answer was missed; /resume ${this.session.id} shows it whole`);
+        }
+        this.turnEnded(turn.id, turn.status, turn.error);
+      }
+    }
+    return this.showPendingRequests();
   }
 
   private turnEnded(turnId: string, status: string, error: string | null): void {
@@ -284,6 +311,7 @@ export class Chat {
   }
 
   private finish(): void {
+    this.ending.abort();
     this.subscription?.close();
     this.subscription = null;
     this.lines.close();
