@@ -2,7 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS, createBackend, type TestBackend } from '../support/backends.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
-import { findSession, insertSession, listSessions, sessionRowsVersionNow, type SessionRecord } from '../../src/store/sessions.ts';
+import { addSessionUsage, deleteSessionCascade, findSession, insertSession, listSessions, sessionRowsVersionNow, updateSessionFields, type SessionRecord } from '../../src/store/sessions.ts';
+import { appendHistoryEntry } from '../../src/store/history.ts';
+import { insertForkedSession } from '../../src/store/fork.ts';
+import { buildHistoryEntry } from '../../src/domain/history-entry.ts';
+import { SessionReadCache } from '../../src/runtime/session-read-cache.ts';
 import { nowIso, uuidv7 } from '../../src/domain/ids.ts';
 
 const BOUNDARY = 'default';
@@ -14,6 +18,14 @@ function session(title: string): SessionRecord {
     dialect: 'openai-responses', cwd: '/tmp', effort: 'none', title, titleIsManual: false, archived: false,
     usage: { input: 0, output: 0, cached: 0 }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
   };
+}
+
+/** A history entry that spent tokens, as compaction appends one outside a turn's final write. */
+function summaryEntry() {
+  return buildHistoryEntry(
+    { turnId: null, at: nowIso(), userText: 'summary', usage: { inputTokens: 4, outputTokens: 2, cachedTokens: 0, cacheCreationTokens: null, reasoningTokens: null, webSearchRequests: null } },
+    { kind: 'answered', effect: 'append', assistantText: 'short', responseId: null, items: [], discardedText: [], providerTelemetry: [] },
+  );
 }
 
 /* Inserts that arrive together share one statement (store/sessions.ts); each keeps its own outcome. */
@@ -55,5 +67,36 @@ for (const kind of BACKENDS) {
       assert.equal((await findSession(store.db, BOUNDARY, taken.id))?.title, 'first');
       assert.ok(sessionRowsVersionNow() > versionBefore, 'the writes moved the version of the session rows on');
     });
+
+    /*
+     * The writers the HTTP tests cannot reach one by one (a turn's plan-mode switch, compaction's own
+     * append): each must end a cached read of the session, or GET /v1/sessions/:id would answer the
+     * row from before it.
+     */
+    const writers: [string, (db: Store['db'], record: SessionRecord) => Promise<unknown>][] = [
+      ['usage added', (db, record) => addSessionUsage(db, record.id, { input: 1, output: 1, cached: 0 })],
+      ['fields updated (plan mode, allowances)', (db, record) => updateSessionFields(db, BOUNDARY, record.id, { planMode: true, allowances: ['shell'] })],
+      ['a history entry appended in its own transaction (compaction)', (db, record) => appendHistoryEntry(db, record.id, summaryEntry())],
+      ['a fork inserted with its history', (db, record) => insertForkedSession(db, BOUNDARY, session('fork'), record.id, 0)],
+      ['the session deleted', (db, record) => deleteSessionCascade(db, BOUNDARY, record.id)],
+    ];
+    for (const [name, write] of writers) {
+      it(`${name}: a cached read of the session is read again`, async () => {
+        const record = session(name);
+        await insertSession(store.db, BOUNDARY, record);
+        const cache = new SessionReadCache();
+        let reads = 0;
+        const readRow = async () => {
+          reads += 1;
+          return JSON.stringify(await findSession(store.db, BOUNDARY, record.id));
+        };
+        const cached = await cache.read(record.id, readRow);
+        assert.equal(await cache.read(record.id, readRow), cached);
+        assert.equal(reads, 1);
+        await write(store.db, record);
+        await cache.read(record.id, readRow);
+        assert.equal(reads, 2, 'read again from the database');
+      });
+    }
   });
 }
