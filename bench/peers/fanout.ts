@@ -95,7 +95,7 @@ export class FanoutMeter {
         response.on('error', () => {});
         resolve();
       });
-      request.on('error', (error) => (this.counting ? undefined : reject(error)));
+      request.on('error', (error) => (this.counting ? undefined : reject(new Error(`subscriber ${index + 1}: ${error.message}`))));
       request.end();
       this.requests.push(request);
     });
