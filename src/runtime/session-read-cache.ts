@@ -1,7 +1,11 @@
 import { sessionRowsVersionNow } from '../store/sessions.ts';
 
-/** Enough for every session a client polls and its first pages; beyond it the cache starts over. */
+/**
+ * Enough for the sessions a client polls and their first pages; beyond either bound the cache
+ * starts over. The size bound keeps a client that walks every cursor and limit from holding memory.
+ */
 const MAXIMUM_ENTRIES = 2_000;
+const MAXIMUM_CHARACTERS = 4_000_000;
 
 interface CachedRead {
   version: number;
@@ -17,6 +21,7 @@ interface CachedRead {
  */
 export class SessionReadCache {
   private readonly entries = new Map<string, CachedRead>();
+  private characters = 0;
 
   async read(key: string, produce: () => Promise<string>): Promise<string> {
     const version = sessionRowsVersionNow();
@@ -28,7 +33,14 @@ export class SessionReadCache {
   }
 
   private keep(key: string, entry: CachedRead): void {
-    if (this.entries.size >= MAXIMUM_ENTRIES && !this.entries.has(key)) this.entries.clear();
+    const replaced = this.entries.get(key);
+    if (replaced !== undefined) this.characters -= replaced.body.length;
+    if (this.entries.size >= MAXIMUM_ENTRIES || this.characters + entry.body.length > MAXIMUM_CHARACTERS) {
+      this.entries.clear();
+      this.characters = 0;
+    }
+    if (entry.body.length > MAXIMUM_CHARACTERS) return;
     this.entries.set(key, entry);
+    this.characters += entry.body.length;
   }
 }

@@ -34,3 +34,15 @@ describe('session read cache', () => {
     assert.equal(await cache.read('key', async () => 'found'), 'found');
   });
 });
+
+describe('session read cache bounds', () => {
+  it('holds at most about 4 MB of bodies: a client walking many large pages does not grow it without end', async () => {
+    const cache = new SessionReadCache();
+    const page = 'x'.repeat(100_000);
+    for (let index = 0; index < 100; index++) await cache.read(`page ${index}`, async () => page);
+    const held = (cache as unknown as { entries: Map<string, { body: string }> }).entries;
+    const characters = [...held.values()].reduce((sum, entry) => sum + entry.body.length, 0);
+    assert.ok(characters <= 4_000_000, `${characters} characters held`);
+    assert.ok(held.size > 0, 'the newest pages are still held');
+  });
+});
