@@ -7,15 +7,15 @@
  * frames; when that overflows, its oldest frames are dropped and a `replay.reset` is written
  * before the next event, so a slow consumer never holds up the appender or the other subscribers.
  *
- * Fan-out yields: after FAN_OUT_SLICE_MS of deliveries in one turn of the event loop, the rest
- * waits for the next turn (setImmediate), so requests and timers still run while a thousand
- * subscribers are fed. Appends never wait; events not yet fanned out form a backlog that the
- * next turns work through in order, bounded like a subscriber's queue: past `replayLimit` the
- * oldest is dropped, and the subscribers that had not got it owe a `replay.reset`.
+ * Fan-out yields (delivery-slice.ts): appends never wait; events not yet fanned out form a
+ * backlog that the next turns of the event loop work through in order, bounded like a
+ * subscriber's queue: past `replayLimit` the oldest is dropped, and the subscribers that had not
+ * got it owe a `replay.reset`.
  */
 
 import { REPLAY_RESET_FRAME, formatEventFrame, isValidEventType } from './sse-frame.ts';
 import { Subscriber } from './event-subscriber.ts';
+import { DeliverySlice } from './delivery-slice.ts';
 
 export { KEEP_ALIVE_FRAME, REPLAY_RESET_FRAME } from './sse-frame.ts';
 
@@ -71,11 +71,6 @@ export interface EventLogOptions {
   onSlowSubscriberReset?: () => void;
 }
 
-/** The longest the fan-out holds the event loop before letting requests and timers run. */
-const FAN_OUT_SLICE_MS = 10;
-/** The clock is read once per this many deliveries (a socket write costs a few microseconds). */
-const DELIVERIES_PER_CLOCK_READ = 32;
-
 interface PendingEvent {
   record: EventRecord;
   frame: string;
@@ -97,9 +92,12 @@ export class EventLog {
   private backlogHead = 0;
   /** Where the fan-out of the oldest pending event stopped when it yielded. */
   private fanOutPosition: Iterator<Subscriber> | null = null;
-  /** Deliveries since the event loop last turned, and when the first of them was made. */
-  private deliveriesThisTurn = 0;
-  private turnStartedAt = 0;
+  private readonly slice = new DeliverySlice();
+  private fanOutDeferred = false;
+  private readonly resumeFanOut = (): void => {
+    this.fanOutDeferred = false;
+    this.fanOut();
+  };
 
   constructor(options: EventLogOptions) {
     if (!Number.isSafeInteger(options.replayLimit) || options.replayLimit < 1) {
@@ -160,29 +158,19 @@ export class EventLog {
       const { record, frame } = this.backlog[this.backlogHead];
       const position = (this.fanOutPosition ??= this.subscribers.values());
       for (;;) {
-        if (this.sliceSpent()) return;
+        if (this.slice.spent) return this.deferFanOut();
         const next = position.next();
         if (next.done) break;
-        if (next.value.deliverEvent(record, frame)) this.countDelivery();
+        if (next.value.deliverEvent(record, frame)) this.slice.countWrite();
       }
       this.advanceBacklog();
     }
   }
 
-  /** The slice is per turn of the event loop: the next turn starts a new one and resumes any backlog. */
-  private countDelivery(): void {
-    this.deliveriesThisTurn += 1;
-    if (this.deliveriesThisTurn > 1) return;
-    this.turnStartedAt = performance.now();
-    setImmediate(() => {
-      this.deliveriesThisTurn = 0;
-      this.fanOut();
-    });
-  }
-
-  private sliceSpent(): boolean {
-    if (this.deliveriesThisTurn === 0 || this.deliveriesThisTurn % DELIVERIES_PER_CLOCK_READ !== 0) return false;
-    return performance.now() - this.turnStartedAt > FAN_OUT_SLICE_MS;
+  private deferFanOut(): void {
+    if (this.fanOutDeferred) return;
+    this.fanOutDeferred = true;
+    this.slice.defer(this.resumeFanOut);
   }
 
   private dropOldestPending(): void {
@@ -213,7 +201,7 @@ export class EventLog {
     if (lastEventId !== null && (!Number.isSafeInteger(lastEventId) || lastEventId < 0)) {
       throw new RangeError('lastEventId must be a non-negative integer or null');
     }
-    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset, this.newestId);
+    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset, this.newestId, this.slice);
     this.subscribers.add(subscriber);
     if (lastEventId !== null) this.replay(lastEventId, subscriber);
     return subscriber;

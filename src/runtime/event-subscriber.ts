@@ -5,6 +5,7 @@
 
 import { REPLAY_RESET_FRAME } from './sse-frame.ts';
 import type { EventRecord, EventSink, Subscription } from './event-log.ts';
+import type { DeliverySlice } from './delivery-slice.ts';
 
 export class Subscriber implements Subscription {
   private readonly queue: FrameQueue;
@@ -12,6 +13,7 @@ export class Subscriber implements Subscription {
   /** Frames were dropped; a replay.reset goes out before the next frame. */
   private gap = false;
   private isClosed = false;
+  private flushDeferred = false;
   /**
    * The id of the newest event this subscriber was handed (or replayed, or skipped as lost): the
    * log's fan-out runs behind its appends under load, so an event may reach it after a replay did.
@@ -26,6 +28,7 @@ export class Subscriber implements Subscription {
     private readonly sessionId: string | null,
     private readonly onReset: (() => void) | undefined,
     newestId: number,
+    private readonly slice: DeliverySlice,
   ) {
     this.queue = new FrameQueue(capacity);
     this.handedThrough = newestId;
@@ -68,7 +71,7 @@ export class Subscriber implements Subscription {
   deliver(frame: string): void {
     if (this.isClosed) return;
     // Anything already waiting goes first, even if a sink re-entered us while it was being flushed.
-    if (!this.waitingForDrain && this.queue.size === 0) {
+    if (!this.waitingForDrain && !this.flushDeferred && this.queue.size === 0) {
       if (this.gap) {
         this.gap = false;
         this.write(REPLAY_RESET_FRAME);
@@ -89,7 +92,14 @@ export class Subscriber implements Subscription {
 
   private flush(): void {
     this.waitingForDrain = false;
+    this.flushDeferred = false;
     while (!this.isClosed && !this.waitingForDrain) {
+      if (this.slice.spent) {
+        // Left queued for the next turn of the event loop; deliver() queues behind it meanwhile.
+        this.flushDeferred = true;
+        this.slice.defer(this.resume);
+        return;
+      }
       if (this.gap) {
         this.gap = false;
         this.write(REPLAY_RESET_FRAME);
@@ -103,6 +113,7 @@ export class Subscriber implements Subscription {
 
   /** A sink that throws is treated as gone: the appender and other subscribers carry on. */
   private write(frame: string): void {
+    this.slice.countWrite();
     try {
       if (this.sink.write(frame)) return;
       this.waitingForDrain = true;
