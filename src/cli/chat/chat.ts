@@ -1,6 +1,7 @@
-import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type EventSubscription, type HumanRequest, type Session, type StreamItem } from '../../client/index.ts';
 import { COMMANDS_HELP, runCommand } from './commands.ts';
+import { PromptLine } from './prompt-line.ts';
 import { ChatOutput } from './render.ts';
 
 /** Options that need text typed after the key: the value of the resolve. */
@@ -31,6 +32,7 @@ const STREAMED_CONTENT = new Set(['response.text.delta', 'response.reasoning.del
 export class Chat {
   private readonly output: ChatOutput;
   private readonly lines: Interface;
+  private readonly promptLine: PromptLine;
   private readonly queue: string[] = [];
   private active: ActiveTurn | null = null;
   private pending: { request: HumanRequest; keys: string[] } | null = null;
@@ -39,8 +41,6 @@ export class Chat {
   private inputEnded = false;
   private busy = false;
   private connectionLost = false;
-  /** the prompt is on screen, waiting for a line: output arriving now goes above it */
-  private promptShown = false;
   /** aborted when the chat ends: a submit still retrying gives up */
   private readonly ending = new AbortController();
   private ended!: () => void;
@@ -52,8 +52,9 @@ export class Chat {
     terminal: ChatTerminal,
   ) {
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
-    this.output = new ChatOutput((text) => this.write(terminal.output, text), Boolean(terminal.output.isTTY));
     this.lines = createInterface({ input: terminal.input, output: terminal.output, terminal: interactive, prompt: '› ' });
+    this.promptLine = new PromptLine(this.lines, terminal.output, () => !this.active && !this.pending);
+    this.output = new ChatOutput((text) => this.promptLine.write(text), Boolean(terminal.output.isTTY));
     this.lines.on('line', (line) => this.accept(line));
     this.lines.on('SIGINT', () => this.interrupt());
     this.lines.on('close', () => {
@@ -83,7 +84,7 @@ export class Chat {
   }
 
   private accept(line: string): void {
-    this.promptShown = false;
+    this.promptLine.accepted();
     if (this.pending) return void this.answer(line.trim());
     if (line.trim() === '') return this.prompt();
     this.queue.push(line);
@@ -292,22 +293,7 @@ export class Chat {
   }
 
   private prompt(): void {
-    if (!this.lines.terminal || this.active || this.pending) return;
-    this.lines.prompt(true);
-    this.promptShown = true;
-  }
-
-  /**
-   * Output that arrives while the prompt waits (a reconnect notice, a refreshed request) replaces
-   * the prompt line, and the prompt comes back below it with what was typed so far.
-   */
-  private write(stream: NodeJS.WritableStream, text: string): void {
-    if (!this.promptShown) return void stream.write(text);
-    clearLine(stream, 0);
-    cursorTo(stream, 0);
-    stream.write(text);
-    this.promptShown = false;
-    if (text.endsWith('\n')) this.prompt();
+    this.promptLine.show();
   }
 
   private finish(): void {
