@@ -14,7 +14,9 @@ const TURN_TIMEOUT_MS = 60_000;
 export const agentdPeer: Peer = {
   name: 'agentd',
   async start(fakeModelBaseUrl, scratch) {
-    ensureBuilt();
+    // BENCH_AGENTD_ROOT runs another checkout (say, a clean one while this tree is mid-change).
+    const root = process.env.BENCH_AGENTD_ROOT || REPO_ROOT;
+    ensureBuilt(root);
     const stateDir = join(scratch, 'state');
     const workspace = join(scratch, 'workspace');
     mkdirSync(workspace, { recursive: true });
@@ -24,8 +26,8 @@ export const agentdPeer: Peer = {
     const url = `http://127.0.0.1:${port}`;
     const server = await startServerProcess({
       command: process.execPath,
-      args: [join(REPO_ROOT, 'bin', 'agentd.js'), 'serve', '--port', String(port), '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile, ...TURN_LIMIT_ARGS],
-      cwd: REPO_ROOT,
+      args: [join(root, 'bin', 'agentd.js'), 'serve', '--port', String(port), '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile, ...TURN_LIMIT_ARGS],
+      cwd: root,
       env: process.env,
       logFile: join(scratch, 'agentd.log'),
       readyUrl: `${url}/readyz`,

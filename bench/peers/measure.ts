@@ -12,7 +12,7 @@ import { fixed, median, percentile, whole } from '../support/report.ts';
 import { runWrk, type WrkResult } from '../support/wrk.ts';
 import { FanoutMeter } from './fanout.ts';
 import type { LoadTarget, Peer, RunningPeer } from './peer.ts';
-import { megabytes, milliseconds, perSecond, type Cell, type Column, type FigureKey } from './table.ts';
+import { FIGURES, megabytes, milliseconds, perSecond, type Cell, type Column, type FigureKey } from './table.ts';
 
 export interface PeerBenchOptions {
   /** seconds per wrk run; each route gets `rounds` runs after a 1 s warm-up */
@@ -62,7 +62,9 @@ export async function measurePeer(peer: Peer, fake: FakeModelChild, options: Pee
     await sleep(SETTLE_MS);
     cells.rssLoaded = megabytes(server.rssMb());
   } catch (error) {
-    console.log(`# ${peer.name}: ${String(error).split('\n')[0]}`);
+    // A server that never got going (or died) gives no figure at all, and says why.
+    const reason = String(error instanceof Error ? error.message : error).split('\n')[0].slice(0, 160);
+    for (const { key } of FIGURES) cells[key] ??= { unavailable: reason };
   } finally {
     for (const [key, cell] of Object.entries(cells)) console.log(`${peer.name} · ${key}: ${'text' in cell ? cell.text : `n/a (${cell.unavailable})`}`);
     await running?.stop();
