@@ -1,23 +1,22 @@
 /**
- * How long event delivery may hold the event loop in one turn of it. Fan-out of new events and
- * the flushes of drained subscribers share one slice per event log: once it is spent, the rest
- * waits for the next turn (setImmediate), so requests and timers still run while a thousand
- * subscribers are fed, and a thousand sockets that drain together cannot take thirty seconds
- * between two requests.
+ * How long the fan-out of new events may hold the event loop in one turn of it: once the slice
+ * is spent, the rest waits for the next turn (setImmediate), so requests and timers still run
+ * while a thousand subscribers are fed.
  */
 
 /** The longest delivery holds the event loop before letting requests and timers run. */
 const SLICE_MS = 10;
-/** The clock is read once per this many writes (a socket write costs a few microseconds). */
+/** The clock is read once per this many deliveries (a socket write costs a few microseconds). */
 const WRITES_PER_CLOCK_READ = 32;
 
 export class DeliverySlice {
   private writes = 0;
   private startedAt = 0;
+  private over = false;
   private waiting: (() => void)[] = [];
 
-  /** Counts one write; the first of a turn starts the slice and books its end. */
-  countWrite(): void {
+  /** Counts one delivery; the first of a turn starts the slice and books its end. */
+  countDelivery(): void {
     this.writes += 1;
     if (this.writes > 1) return;
     this.startedAt = performance.now();
@@ -25,8 +24,10 @@ export class DeliverySlice {
   }
 
   get spent(): boolean {
+    if (this.over) return true;
     if (this.writes === 0 || this.writes % WRITES_PER_CLOCK_READ !== 0) return false;
-    return performance.now() - this.startedAt > SLICE_MS;
+    this.over = performance.now() - this.startedAt > SLICE_MS;
+    return this.over;
   }
 
   /** Runs `resume` in the next turn of the event loop, after the slice has been renewed. */
@@ -36,6 +37,7 @@ export class DeliverySlice {
 
   private nextTurn(): void {
     this.writes = 0;
+    this.over = false;
     const waiting = this.waiting;
     this.waiting = [];
     for (const resume of waiting) resume();

@@ -7,10 +7,11 @@
  * frames; when that overflows, its oldest frames are dropped and a `replay.reset` is written
  * before the next event, so a slow consumer never holds up the appender or the other subscribers.
  *
- * Fan-out yields (delivery-slice.ts): appends never wait; events not yet fanned out form a
- * backlog that the next turns of the event loop work through in order, bounded like a
- * subscriber's queue: past `replayLimit` the oldest is dropped, and the subscribers that had not
- * got it owe a `replay.reset`.
+ * Fan-out yields (delivery-slice.ts): events not yet fanned out form a backlog that the next
+ * turns of the event loop work through in order. The backlog never holds more than `replayLimit`
+ * events (so nothing outside the retained window is kept alive by it): past that, the append
+ * fans out the oldest at once, slice or not, as it did before fan-out yielded. Yielding therefore
+ * never loses an event; only a subscriber's own slowness does.
  */
 
 import { REPLAY_RESET_FRAME, formatEventFrame, isValidEventType } from './sse-frame.ts';
@@ -147,7 +148,6 @@ export class EventLog {
     this.retain(record, frame);
     if (this.subscribers.size === 0 && this.backlogHead === this.backlog.length) return record;
     this.backlog.push({ record, frame });
-    if (this.backlog.length - this.backlogHead > this.replayLimit) this.dropOldestPending();
     this.fanOut();
     return record;
   }
@@ -158,10 +158,10 @@ export class EventLog {
       const { record, frame } = this.backlog[this.backlogHead];
       const position = (this.fanOutPosition ??= this.subscribers.values());
       for (;;) {
-        if (this.slice.spent) return this.deferFanOut();
+        if (this.slice.spent && this.pendingFanOut <= this.replayLimit) return this.deferFanOut();
         const next = position.next();
         if (next.done) break;
-        if (next.value.deliverEvent(record, frame)) this.slice.countWrite();
+        if (next.value.deliverEvent(record, frame)) this.slice.countDelivery();
       }
       this.advanceBacklog();
     }
@@ -171,12 +171,6 @@ export class EventLog {
     if (this.fanOutDeferred) return;
     this.fanOutDeferred = true;
     this.slice.defer(this.resumeFanOut);
-  }
-
-  private dropOldestPending(): void {
-    const { record } = this.backlog[this.backlogHead];
-    for (const subscriber of this.subscribers) subscriber.lose(record);
-    this.advanceBacklog();
   }
 
   private advanceBacklog(): void {
@@ -201,7 +195,7 @@ export class EventLog {
     if (lastEventId !== null && (!Number.isSafeInteger(lastEventId) || lastEventId < 0)) {
       throw new RangeError('lastEventId must be a non-negative integer or null');
     }
-    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset, this.newestId, this.slice);
+    const subscriber = new Subscriber(sink, this.replayLimit, this.subscribers, filter.sessionId ?? null, this.onSlowSubscriberReset, this.newestId);
     this.subscribers.add(subscriber);
     if (lastEventId !== null) this.replay(lastEventId, subscriber);
     return subscriber;

@@ -5,7 +5,6 @@
 
 import { REPLAY_RESET_FRAME } from './sse-frame.ts';
 import type { EventRecord, EventSink, Subscription } from './event-log.ts';
-import type { DeliverySlice } from './delivery-slice.ts';
 
 export class Subscriber implements Subscription {
   private readonly queue: FrameQueue;
@@ -13,9 +12,8 @@ export class Subscriber implements Subscription {
   /** Frames were dropped; a replay.reset goes out before the next frame. */
   private gap = false;
   private isClosed = false;
-  private flushDeferred = false;
   /**
-   * The id of the newest event this subscriber was handed (or replayed, or skipped as lost): the
+   * The id of the newest event this subscriber was handed (live or replayed): the
    * log's fan-out runs behind its appends under load, so an event may reach it after a replay did.
    */
   handedThrough: number;
@@ -28,7 +26,6 @@ export class Subscriber implements Subscription {
     private readonly sessionId: string | null,
     private readonly onReset: (() => void) | undefined,
     newestId: number,
-    private readonly slice: DeliverySlice,
   ) {
     this.queue = new FrameQueue(capacity);
     this.handedThrough = newestId;
@@ -61,17 +58,10 @@ export class Subscriber implements Subscription {
     return true;
   }
 
-  /** The log dropped this event before it reached us: the client must refetch. */
-  lose(record: EventRecord): void {
-    if (this.isClosed || record.id <= this.handedThrough || !this.wants(record)) return;
-    this.handedThrough = record.id;
-    this.noteGap();
-  }
-
   deliver(frame: string): void {
     if (this.isClosed) return;
     // Anything already waiting goes first, even if a sink re-entered us while it was being flushed.
-    if (!this.waitingForDrain && !this.flushDeferred && this.queue.size === 0) {
+    if (!this.waitingForDrain && this.queue.size === 0) {
       if (this.gap) {
         this.gap = false;
         this.write(REPLAY_RESET_FRAME);
@@ -90,16 +80,14 @@ export class Subscriber implements Subscription {
     this.onReset?.();
   }
 
+  /**
+   * Writes what waited, right when the sink drains. Not sliced like the fan-out: a socket left
+   * idle for a turn of the event loop loses throughput, and its queue would overflow (measured:
+   * a fast consumer of 16 KB frames then lost deltas).
+   */
   private flush(): void {
     this.waitingForDrain = false;
-    this.flushDeferred = false;
     while (!this.isClosed && !this.waitingForDrain) {
-      if (this.slice.spent) {
-        // Left queued for the next turn of the event loop; deliver() queues behind it meanwhile.
-        this.flushDeferred = true;
-        this.slice.defer(this.resume);
-        return;
-      }
       if (this.gap) {
         this.gap = false;
         this.write(REPLAY_RESET_FRAME);
@@ -113,7 +101,6 @@ export class Subscriber implements Subscription {
 
   /** A sink that throws is treated as gone: the appender and other subscribers carry on. */
   private write(frame: string): void {
-    this.slice.countWrite();
     try {
       if (this.sink.write(frame)) return;
       this.waitingForDrain = true;
