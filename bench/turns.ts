@@ -3,6 +3,9 @@
  *
  *   node --import tsx bench/turns.ts          (BENCH_TURNS turns, at most BENCH_SECONDS × 4 s)
  *
+ * BENCH_NODE_FLAGS passes node options to the agentd child, e.g. to profile it:
+ *   BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/turns-prof" node --import tsx bench/turns.ts
+ *
  * Wall time is taken by the client, from sending POST /v1/sessions/:id/turns to reading the
  * turn's terminal event on GET /v1/events. The fake model times each of its responses from the
  * request's headers to the last byte written; server overhead = wall time − that model time.
@@ -91,7 +94,8 @@ function overheadsOf(run: TurnRun, modelMs: Map<string, number>): number[] {
 
 runIfMain(import.meta.url, async () => {
   const fake = await startFakeModel();
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS });
+  const nodeArgs = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs });
   try {
     await benchTurns(agentd, fake, turnOptionsFromEnv());
   } finally {
