@@ -2,16 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from './database.ts';
 import type { NewHistoryEntry } from '../domain/history-entry.ts';
 import { updateTurn, type TurnRecord } from './turns.ts';
-import { appendHistoryEntry } from './history.ts';
-import { encodeStoredText } from './text-codec.ts';
+import { appendHistoryEntry, type SessionChanges } from './history.ts';
 import { writingSessionRows } from './sessions.ts';
-
-export interface SessionChanges {
-  sessionId: string;
-  updatedAt: string;
-  /** a derived title, set only while the title is not manual */
-  derivedTitle: string | null;
-}
 
 /** The pauses between attempts of a turn's finalisation: a passing lock or connection loss heals. */
 export const FINALIZE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1000];
@@ -43,11 +35,7 @@ export async function finalizeTurn(
 async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges): Promise<void> {
   // the session's updatedAt, title and usage change: its cached reads end once this commits
   await writingSessionRows(db.transaction().execute(async (trx) => {
-    await appendHistoryEntry(trx, session.sessionId, history);
+    await appendHistoryEntry(trx, session.sessionId, history, session);
     await updateTurn(trx, turn);
-    await trx.updateTable('sessions').set({ updated_at: session.updatedAt }).where('id', '=', session.sessionId).execute();
-    if (session.derivedTitle !== null) {
-      await trx.updateTable('sessions').set({ title: encodeStoredText(session.derivedTitle) }).where('id', '=', session.sessionId).where('title_is_manual', '=', 0).execute();
-    }
   }));
 }

@@ -17,13 +17,44 @@ import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, e
  * the caller's transaction, or opens its own. Two appends racing on one session cannot share an
  * index: the later one fails on the primary key. Returns the index given.
  */
-export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry): Promise<number> {
+export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry, sessionChanges?: SessionChanges): Promise<number> {
   // its own transaction may add to the session's usage: cached reads end once it commits
-  if (!db.isTransaction) return writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry)));
+  if (!db.isTransaction) return writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, sessionChanges)));
   const index = await nextHistoryIndex(db, sessionId);
   await insertHistoryEntry(db, sessionId, { ...entry, index });
-  if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
+  if (sessionChanges) await updateSessionAfterEntry(db, sessionId, entry.usage, sessionChanges);
+  else if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
   return index;
+}
+
+/** What a turn's end changes in its session besides usage (see finalize.ts). */
+export interface SessionChanges {
+  sessionId: string;
+  updatedAt: string;
+  /** a derived title, set only while the title is not manual */
+  derivedTitle: string | null;
+}
+
+/** The session's usage, updatedAt and derived title in one statement: a turn's end makes one write to its session. */
+async function updateSessionAfterEntry(db: Db, sessionId: string, usage: UsageCounters | null, changes: SessionChanges): Promise<void> {
+  const { derivedTitle } = changes;
+  await writingSessionRows(
+    db
+      .updateTable('sessions')
+      .set((eb) => ({
+        updated_at: changes.updatedAt,
+        ...(usage && {
+          usage_input: eb('usage_input', '+', usage.input),
+          usage_output: eb('usage_output', '+', usage.output),
+          usage_cached: eb('usage_cached', '+', usage.cached),
+        }),
+        ...(derivedTitle !== null && {
+          title: eb.case().when('title_is_manual', '=', 0).then(encodeStoredText(derivedTitle)).else(eb.ref('title')).end(),
+        }),
+      }))
+      .where('id', '=', sessionId)
+      .execute(),
+  );
 }
 
 /** Writes an entry at the index it carries, touching nothing else (tests and benchmarks seed with it). */

@@ -109,5 +109,24 @@ for (const kind of BACKENDS) {
       assert.equal(finished.title, 'hello');
       assert.equal((await findTurn(store.db, BOUNDARY, turn.id))!.status, 'completed');
     });
+
+    it('finalises a turn into one session write that keeps a manual title and sets updatedAt without usage', async () => {
+      const s = { ...session(), title: 'Chosen by hand', titleIsManual: true };
+      await insertSession(store.db, BOUNDARY, s);
+      const turn = queuedTurn(s.id);
+      await insertTurn(store.db, turn, { input: 'hello', userText: 'hello' });
+      const updatedAt = '2030-01-02T03:04:05.678Z';
+      await finalizeTurn(store.db, { ...turn, status: 'completed', finishedAt: nowIso() }, entry('hello', null), { sessionId: s.id, updatedAt, derivedTitle: 'hello' }, []);
+      const finished = (await findSession(store.db, BOUNDARY, s.id))!;
+      assert.deepEqual([finished.title, finished.titleIsManual, finished.updatedAt, finished.usage], ['Chosen by hand', true, updatedAt, { input: 0, output: 0, cached: 0 }]);
+
+      const untitled = session();
+      await insertSession(store.db, BOUNDARY, untitled);
+      const second = queuedTurn(untitled.id);
+      await insertTurn(store.db, second, { input: 'x', userText: 'x' });
+      await finalizeTurn(store.db, { ...second, status: 'completed', finishedAt: nowIso() }, entry('x', { input: 2, output: 1, cached: 0 }), { sessionId: untitled.id, updatedAt, derivedTitle: null }, []);
+      const kept = (await findSession(store.db, BOUNDARY, untitled.id))!;
+      assert.deepEqual([kept.title, kept.updatedAt, kept.usage], ['Untitled', updatedAt, { input: 2, output: 1, cached: 0 }]);
+    });
   });
 }
