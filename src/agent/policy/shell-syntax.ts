@@ -149,7 +149,9 @@ class Lexer {
       } else if (char === '#' && !this.inWord) {
         while (this.index < s.length && s[this.index] !== '\n') this.index++;
       } else if (char === '\\') {
-        if (next === undefined) this.append('\\', false);
+        // A backslash that ends the script: bash keeps it after a one-line script and drops it
+        // after a multi-line one, so its meaning is not the lexer's to guess.
+        if (next === undefined) this.malformed = true;
         else if (next !== '\n') this.append(next, true);
         this.index += 2;
       } else if (char === "'") {
@@ -160,6 +162,10 @@ class Lexer {
       } else if (char === '"') {
         this.index++;
         this.readDoubleQuoted(true);
+      } else if (char === '$' && next === '\\' && s[this.index + 2] === '\n') {
+        // bash joins the lines first, so what follows decides what `$` starts: not guessed here
+        this.malformed = true;
+        this.index += 3;
       } else if (char === '$' && next === "'") {
         const quoted = readAnsiCQuoted(s, this.index + 2);
         if (quoted === null) this.malformed = true;
