@@ -20,9 +20,9 @@ const mode = join(scratchDirectory('agentd-e2e-mode-'), 'mode');
 
 describe('a failing sandbox fails the call, never the host', () => {
   const runner = runnerScript(`case "$(cat ${mode})" in
-  garbage) echo "I am not a sandbox"; sleep 30 ;;
+  garbage) echo "I am not a sandbox"; exec sleep 30 ;;
   crash) echo '{"type":"ready","protocol":1}'; read line; kill -SEGV $$ ;;
-  hang) sleep 60 ;;
+  hang) exec sleep 60 ;;
   missing) exec /nonexistent/agentd-sandbox "$@" ;;
   *) exec ${SHIPPED_RUNNER} "$@" ;;
 esac`);

@@ -30,6 +30,8 @@ describe('fairness: one global running slot, two tenants', () => {
     fake.route('fair a0', { kind: 'hang' });
     const first = await startTenantTurn(a, 'fair a0');
     await waitForTenantTurn(a, first.id, (turn) => turn.status === 'running');
+    // `running` is stored before the model request leaves: wait for it, so it is not counted below
+    while (!fake.requests.some((request) => JSON.stringify(request.body).includes('fair a0'))) await new Promise((resolve) => setTimeout(resolve, 10));
     // A floods its queue before B asks for anything
     const submitted: { tenant: TenantClient; name: string; turn: any }[] = [{ tenant: a, name: 'a0', turn: first }];
     for (let index = 1; index <= 6; index++) submitted.push({ tenant: a, name: `a${index}`, turn: await startTenantTurn(a, `fair a${index}`) });
