@@ -1,9 +1,8 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startTestServer, fakeProviderModels, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { readMarkdown } from '../docs/markdown.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,20 +16,11 @@ function readmeSdkBlock(): string {
 }
 
 describe("README's SDK block runs as written", () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
-  });
+  const harness = useFakeServer();
 
   it('streams the answer and prints the result (only the address changed; agentd/client is the built package)', async () => {
-    const code = readmeSdkBlock().replaceAll(README_ADDRESS, server.url);
-    fake.enqueue({ kind: 'reply', text: 'Hello from the README turn.', chunkDelayMs: 2 });
+    const code = readmeSdkBlock().replaceAll(README_ADDRESS, harness.server.url);
+    harness.fake.enqueue({ kind: 'reply', text: 'Hello from the README turn.', chunkDelayMs: 2 });
     // An ES module evaluated in the repository resolves `agentd/client` as the package's own export.
     const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: REPOSITORY, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

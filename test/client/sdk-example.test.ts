@@ -1,35 +1,25 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTestServer, fakeProviderModels, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer } from '../support/harness.ts';
 
 // The example imports `agentd/client`, the package's own export of dist/: run `npm run build` first.
 const EXAMPLE = fileURLToPath(new URL('../../examples/sdk-turn.mjs', import.meta.url));
 
 describe('examples/sdk-turn.mjs against a real server', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
-  });
+  const harness = useFakeServer();
 
   it('prints the streamed answer, asks the approval on stdin, and the answer it is given resolves it', async () => {
-    fake.enqueue(
+    harness.fake.enqueue(
       { kind: 'reply', text: 'Making the file now.', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: ['touch', 'example.txt'] }), callId: 'call_touch' }], chunkDelayMs: 5 },
       { kind: 'reply', text: 'The file is there.', chunkDelayMs: 5 },
     );
     const child = spawn(process.execPath, [EXAMPLE, 'make a file'], {
-      cwd: server.workspace,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, AGENTD_URL: server.url },
+      cwd: harness.server.workspace,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, AGENTD_URL: harness.server.url },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -42,7 +32,7 @@ describe('examples/sdk-turn.mjs against a real server', () => {
       // so the file cannot exist before the approval.
       if (!answered && /allow_once \/ allow_session \/ deny\? $/.test(stdout)) {
         answered = true;
-        assert.equal(existsSync(join(server.workspace, 'example.txt')), false, 'nothing ran before the answer');
+        assert.equal(existsSync(join(harness.server.workspace, 'example.txt')), false, 'nothing ran before the answer');
         child.stdin.write('allow_once\n');
       }
     });
@@ -55,10 +45,10 @@ describe('examples/sdk-turn.mjs against a real server', () => {
     assert.match(stdout, /Making the file now\./);
     assert.match(stdout, /touch example\.txt/, 'the approval prompt names the command');
     assert.match(stdout, /The file is there\.\n\[completed\]\n$/);
-    assert.equal(existsSync(join(server.workspace, 'example.txt')), true, 'the approval the script sent let the command run');
-    const { data: requests } = (await server.request('GET', '/v1/requests')).json;
+    assert.equal(existsSync(join(harness.server.workspace, 'example.txt')), true, 'the approval the script sent let the command run');
+    const { data: requests } = (await harness.server.request('GET', '/v1/requests')).json;
     assert.deepEqual(requests, [], 'no request is left waiting');
-    const { data: turns } = (await server.request('GET', '/v1/turns')).json;
+    const { data: turns } = (await harness.server.request('GET', '/v1/turns')).json;
     assert.equal(turns[0].status, 'completed');
   });
 });

@@ -1,20 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, fakeProviderModels, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { AgentdError, createClient } from '../../src/client/index.ts';
 
 describe('submitTurn and waitForTurn', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
-  });
+  const harness = useFakeServer();
 
   /** Sends createTurn for real, then loses the answer the given way the first `times` times. */
   function losingFetch(lose: () => Response | never, times = 1) {
@@ -39,9 +29,9 @@ describe('submitTurn and waitForTurn', () => {
   ] as const) {
     it(`retries after ${name} with the same clientRequestId and gets the one turn`, async () => {
       const { wrapped, sentBodies } = losingFetch(lose, 2);
-      const client = createClient({ baseUrl: server.url, fetch: wrapped });
+      const client = createClient({ baseUrl: harness.server.url, fetch: wrapped });
       const session = await client.createSession();
-      fake.enqueue({ kind: 'reply', text: 'only once' });
+      harness.fake.enqueue({ kind: 'reply', text: 'only once' });
       const turn = await client.submitTurn(session.id, 'exactly once please');
 
       assert.equal(sentBodies.length, 3, 'two lost answers, then the one that arrived');
@@ -57,7 +47,7 @@ describe('submitTurn and waitForTurn', () => {
 
   it('does not retry a definite refusal, and keeps the clientRequestId on the error for a later retry', async () => {
     const { wrapped, sentBodies } = losingFetch(() => new Response(null, { status: 500 }), 0);
-    const client = createClient({ baseUrl: server.url, fetch: wrapped });
+    const client = createClient({ baseUrl: harness.server.url, fetch: wrapped });
     const session = await client.createSession();
     const clientRequestId = crypto.randomUUID();
     const refused = await client.submitTurn(session.id, { input: ' ', clientRequestId }).catch((error: unknown) => error);
@@ -76,9 +66,9 @@ describe('submitTurn and waitForTurn', () => {
       }
       return fetch(input, init);
     };
-    const client = createClient({ baseUrl: server.url, fetch: noEvents });
+    const client = createClient({ baseUrl: harness.server.url, fetch: noEvents });
     const session = await client.createSession();
-    fake.enqueue({ kind: 'reply', text: 'polled', chunkDelayMs: 30 });
+    harness.fake.enqueue({ kind: 'reply', text: 'polled', chunkDelayMs: 30 });
     const turn = await client.submitTurn(session.id, 'poll me');
     const started = Date.now();
     const result = await client.waitForTurn(turn.id, { pollIntervalMs: 60_000 });
@@ -89,9 +79,9 @@ describe('submitTurn and waitForTurn', () => {
   });
 
   it('waitForTurn resolves from events, for a turn that ends later, and at once for one already over', async () => {
-    const client = createClient({ baseUrl: server.url });
+    const client = createClient({ baseUrl: harness.server.url });
     const session = await client.createSession();
-    fake.enqueue({ kind: 'reply', text: 'slow answer', chunkDelayMs: 100 });
+    harness.fake.enqueue({ kind: 'reply', text: 'slow answer', chunkDelayMs: 100 });
     const turn = await client.submitTurn(session.id, 'take your time');
     const result = await client.waitForTurn(turn.id, { pollIntervalMs: 60_000 });
     assert.equal(result.output?.assistantText, 'slow answer');
