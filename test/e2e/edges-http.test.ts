@@ -2,8 +2,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { BACKENDS } from '../support/backends.ts';
-import { startTestServer, fakeProviderModels, waitForStatus, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { startTestServer, waitForStatus, waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 
 const TOKEN = 'k'.repeat(40);
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -146,16 +147,10 @@ describe('Retry-After on 429 and 503', () => {
 
 for (const backend of BACKENDS) {
   describe(`query filters and stopping on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
-    });
-    after(async () => {
-      await server.close();
-      await fake.close();
-    });
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    const started = useServerOnFakeProvider({ backend });
+    before(() => ({ fake, server } = started));
 
     it('answers a malformed sessionId or turnId filter with 400 invalid_query alike', async () => {
       for (const path of ['/v1/turns?sessionId=abc', '/v1/requests?turnId=bad', '/v1/turns?sessionId=', '/v1/events?sessionId=abc', '/v1/turns?sessionId=a&sessionId=b']) {

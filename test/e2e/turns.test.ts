@@ -4,21 +4,16 @@ import { BACKENDS } from '../support/backends.ts';
 import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 import { MAX_AGENT_STEPS } from '../../src/runtime/turn-runner.ts';
 
 for (const backend of BACKENDS) {
   describe(`turns on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
-    });
-    after(async () => {
-      await server.close();
-      await fake.close();
-    });
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    const started = useServerOnFakeProvider({ backend });
+    before(() => ({ fake, server } = started));
 
     const newSession = async () => (await server.request('POST', '/v1/sessions', { body: {} })).json;
     const submit = (sessionId: string, body: unknown) => server.request('POST', `/v1/sessions/${sessionId}/turns`, { body });

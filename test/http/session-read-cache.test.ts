@@ -1,8 +1,9 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 
 /*
  * GET /v1/sessions/:id and GET /v1/sessions answer from a cache of response bodies
@@ -12,16 +13,10 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.t
  */
 for (const backend of BACKENDS) {
   describe(`cached session reads on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
-    });
-    after(async () => {
-      await server.close();
-      await fake.close();
-    });
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    const started = useServerOnFakeProvider({ backend });
+    before(() => ({ fake, server } = started));
 
     const create = async (body: unknown = {}) => (await server.request('POST', '/v1/sessions', { body })).json;
     const getOne = async (id: string) => server.request('GET', `/v1/sessions/${id}`);

@@ -3,9 +3,12 @@ import { startTestServer, fakeProviderModels, type TestServer, type TestServerOp
 import { startFakeProvider, type FakeProvider, type FakeRequest } from './fake-provider.ts';
 import { EventRecorder } from './events.ts';
 
-export interface FakeServerHarness {
+export interface ServerOnFakeProvider {
   readonly fake: FakeProvider;
   readonly server: TestServer;
+}
+
+export interface FakeServerHarness extends ServerOnFakeProvider {
   /** every event since the server started */
   readonly events: EventRecorder;
   newSession(body?: unknown): Promise<any>;
@@ -18,18 +21,57 @@ export interface FakeServerHarness {
   toolOutputSent(callId: string): string | undefined;
 }
 
+export type FakeServerOptions = Omit<TestServerOptions, 'models'> & {
+  /** the models file, given the fake's base URL; default: fakeProviderModels */
+  models?: (baseUrl: string) => unknown;
+};
+
+/** Starts a fake provider and a server whose models talk to it (the fake is closed if the server fails to start). */
+async function startServerOnFakeProvider(options: FakeServerOptions): Promise<{ fake: FakeProvider; server: TestServer }> {
+  const fake = await startFakeProvider();
+  const { models, ...rest } = options;
+  try {
+    const server = await startTestServer({ ...rest, models: models ? models(fake.baseUrl) : fakeProviderModels(fake.baseUrl) });
+    return { fake, server };
+  } catch (error) {
+    await fake.close();
+    throw error;
+  }
+}
+
+/**
+ * Registers before/after hooks in the current suite that start a fake provider and a server whose
+ * models talk to it; closes both afterwards. For suites that need no event recorder (useFakeServer).
+ */
+export function useServerOnFakeProvider(options: FakeServerOptions = {}): ServerOnFakeProvider {
+  let started: { fake: FakeProvider; server: TestServer };
+  before(async () => {
+    started = await startServerOnFakeProvider(options);
+  });
+  after(async () => {
+    await started.server.close();
+    await started.fake.close();
+  });
+  return {
+    get fake() {
+      return started.fake;
+    },
+    get server() {
+      return started.server;
+    },
+  };
+}
+
 /**
  * Registers before/after hooks in the current suite that start a fake provider, a server whose
  * models talk to it, and an event recorder; closes all three afterwards.
  */
-export function useFakeServer(options: Omit<TestServerOptions, 'models'> & { models?: (baseUrl: string) => unknown } = {}): FakeServerHarness {
+export function useFakeServer(options: FakeServerOptions = {}): FakeServerHarness {
   let fake: FakeProvider;
   let server: TestServer;
   let events: EventRecorder;
   before(async () => {
-    fake = await startFakeProvider();
-    const { models, ...rest } = options;
-    server = await startTestServer({ ...rest, models: models ? models(fake.baseUrl) : fakeProviderModels(fake.baseUrl) });
+    ({ fake, server } = await startServerOnFakeProvider(options));
     events = new EventRecorder(server.url, { lastEventId: 0 });
     await events.opened;
   });
