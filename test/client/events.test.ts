@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, fakeProviderModels, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { createClient, isReplayReset, type AgentdEvent, type EventSubscription, type StreamItem } from '../../src/client/index.ts';
 
 const FAST_BACKOFF = { initialMs: 50, maxMs: 200 };
@@ -48,20 +49,11 @@ const isTerminalOf = (turnId: string) => (items: StreamItem[]) =>
   items.some((item) => !isReplayReset(item) && item.turnId === turnId && ['turn.completed', 'turn.failed', 'turn.cancelled'].includes(item.type));
 
 describe('client.events() on one server', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  let recorder: EventRecorder;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-    recorder = new EventRecorder(server.url, { lastEventId: 0 });
-    await recorder.opened;
-  });
-  after(async () => {
-    recorder.close();
-    await server.close();
-    await fake.close();
-  });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  let recorder!: EventRecorder;
+  const harness = useFakeServer();
+  before(() => ({ fake, server, events: recorder } = harness));
 
   it('resumes a dropped connection with Last-Event-ID: nothing lost, a replayed duplicate never yielded twice', async () => {
     let connections = 0;

@@ -4,17 +4,24 @@
  * is sent to the provider, and the provider echoes it back in its error messages; it must appear
  * in no response body, no event and no stored row.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider, type FakeStep } from '../support/fake-provider.ts';
-import { EventRecorder } from '../support/events.ts';
+import { fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider, FakeStep } from '../support/fake-provider.ts';
+import type { EventRecorder } from '../support/events.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 
 /** Not shaped like any known key format, so only scrubbing of the configured key can hide it. */
 const SECRET = `agentd-test-secret-${randomUUID()}`;
 const KEY_ENV = 'AGENTD_FAKE_PROVIDER_KEY';
+
+/** The fake provider's models, each connection sending the key from KEY_ENV. */
+function modelsNeedingTheKey(baseUrl: string) {
+  const models = fakeProviderModels(baseUrl);
+  return { ...models, connections: models.connections.map((connection) => ({ ...connection, apiKeyEnv: KEY_ENV })) };
+}
 
 const CASES: Array<{ name: string; model: string; step: FakeStep; error: RegExp; keyHeader: [string, string] }> = [
   {
@@ -60,24 +67,13 @@ const CASES: Array<{ name: string; model: string; step: FakeStep; error: RegExp;
 ];
 
 describe('provider errors through the real server', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  let events: EventRecorder;
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  let events!: EventRecorder;
   /** every response body the tests read, checked for the key at the end */
   const bodies: string[] = [];
-  before(async () => {
-    fake = await startFakeProvider();
-    const models = fakeProviderModels(fake.baseUrl);
-    models.connections = models.connections.map((connection) => ({ ...connection, apiKeyEnv: KEY_ENV as never }));
-    server = await startTestServer({ models, env: { [KEY_ENV]: SECRET } });
-    events = new EventRecorder(server.url, { lastEventId: 0 });
-    await events.opened;
-  });
-  after(async () => {
-    events.close();
-    await server.close();
-    await fake.close();
-  });
+  const harness = useFakeServer({ models: modelsNeedingTheKey, env: { [KEY_ENV]: SECRET } });
+  before(() => ({ fake, server, events } = harness));
 
   const read = async (method: string, path: string, body?: unknown) => {
     const response = await server.request(method, path, body === undefined ? {} : { body });

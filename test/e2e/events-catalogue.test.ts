@@ -1,12 +1,13 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from 'typebox/value';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { EventRecorder, type ReceivedEvent } from '../support/events.ts';
+import { waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import type { EventRecorder, ReceivedEvent } from '../support/events.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { EVENT_CATALOGUE, EventEnvelope, ReplayReset, type EventType } from '../../src/api/events.ts';
 
 const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
@@ -33,20 +34,11 @@ function schemaErrors(event: ReceivedEvent): string[] {
  * the catalogue's schema for its type: the declared payloads are the ones on the wire.
  */
 describe('the event catalogue against the wire', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  let events: EventRecorder;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-    events = new EventRecorder(server.url, { lastEventId: 0 });
-    await events.opened;
-  });
-  after(async () => {
-    events.close();
-    await server.close();
-    await fake.close();
-  });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  let events!: EventRecorder;
+  const harness = useFakeServer();
+  before(() => ({ fake, server, events } = harness));
 
   const newSession = async (body: object = {}) => (await server.request('POST', '/v1/sessions', { body })).json;
   const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
