@@ -9,8 +9,14 @@
  * Wall time is taken by the client, from sending POST /v1/sessions/:id/turns to reading the
  * turn's terminal event on GET /v1/events. The fake model times each of its responses from the
  * request's headers to the last byte written; server overhead = wall time − that model time.
+ *
+ * Each run also reports agentd's own CPU time per turn (utime + stime from /proc, the run's delta
+ * over its turns): it survives a busy machine far better than wall time. BENCH_SQL_COUNT=1 preloads
+ * support/count-statements.mjs into the child and adds SQLite statements and commits per turn,
+ * with the statements' breakdown (the count costs a little CPU: take CPU figures without it).
  */
 import { modelsFor, startAgentd, startFakeModel, type AgentdChild, type FakeModelChild } from './support/children.ts';
+import { StatementCounter } from './support/statement-counter.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
 import { SseSubscriber } from './support/sse-subscriber.ts';
@@ -55,13 +61,13 @@ export async function driveTurns(
   }
 }
 
-export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, options: TurnBenchOptions): Promise<void> {
+export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, options: TurnBenchOptions, counter?: StatementCounter): Promise<void> {
   await driveTurns(agentd, { turns: 200, seconds: 30, label: 'warmup' });
   await fake.takeResponseTimes();
-  const run = await driveTurns(agentd, { turns: options.turns, seconds: options.seconds, label: 'measured' });
+  const run = await costed(agentd, counter, () => driveTurns(agentd, { turns: options.turns, seconds: options.seconds, label: 'measured' }));
   const overheads = overheadsOf(run, await fake.takeResponseTimes());
   // One turn at a time: what the server adds to a turn when it is not also waiting for others.
-  const alone = await driveTurns(agentd, { turns: 300, seconds: options.seconds, label: 'alone', inFlight: 1 });
+  const alone = await costed(agentd, counter, () => driveTurns(agentd, { turns: 300, seconds: options.seconds, label: 'alone', inFlight: 1 }));
   const aloneOverheads = overheadsOf(alone, await fake.takeResponseTimes());
 
   const completed = run.timings.filter((timing) => timing.event === 'turn.completed').length;
@@ -86,6 +92,41 @@ export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, opti
     value: `p50 ${fixed(percentile(overheads, 0.5), 2)} ms, p99 ${fixed(percentile(overheads, 0.99), 2)} ms`,
     detail: `same measure under the throughput run above: includes waiting for the other ${IN_FLIGHT - 1} turns on one core`,
   });
+  printCost(`${IN_FLIGHT} in flight`, run);
+  printCost('one turn at a time', alone);
+}
+
+interface RunCost {
+  cpuMs: number;
+  statements: { statements: number; commits: number; bySql: Record<string, number> } | null;
+}
+
+/** A run with what it cost agentd: CPU time, and statements when counted. */
+async function costed<T extends TurnRun>(agentd: AgentdChild, counter: StatementCounter | undefined, run: () => Promise<T>): Promise<T & { cost: RunCost }> {
+  const cpuBefore = agentd.cpuMs();
+  const statementsBefore = await counter?.read();
+  const result = await run();
+  const cpuMs = agentd.cpuMs() - cpuBefore;
+  const statementsAfter = await counter?.read();
+  const statements = statementsBefore && statementsAfter ? StatementCounter.delta(statementsBefore, statementsAfter) : null;
+  return { ...result, cost: { cpuMs, statements } };
+}
+
+/** agentd's CPU (and statements) per turn of a run; session creation (one per 10 turns) is included. */
+function printCost(label: string, run: TurnRun & { cost: RunCost }): void {
+  const turns = run.timings.length;
+  const { cpuMs, statements } = run.cost;
+  const counted = statements
+    ? `, ${fixed(statements.statements / turns, 2)} SQLite statements and ${fixed(statements.commits / turns, 2)} commits per turn`
+    : '';
+  printFigure({
+    name: `agentd CPU per turn, ${label}`,
+    value: `${fixed(cpuMs / turns, 3)} ms${counted}`,
+    detail: `utime+stime of the agentd process over the run ÷ ${turns} turns, 10 ms ticks; includes creating a session every ${TURNS_PER_SESSION} turns`,
+  });
+  if (!statements) return;
+  const rows = Object.entries(statements.bySql).sort((a, b) => b[1] - a[1]);
+  for (const [sql, count] of rows) console.log(`  ${fixed(count / turns, 2).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
 }
 
 function overheadsOf(run: TurnRun, modelMs: Map<string, number>): number[] {
@@ -95,10 +136,13 @@ function overheadsOf(run: TurnRun, modelMs: Map<string, number>): number[] {
 runIfMain(import.meta.url, async () => {
   const fake = await startFakeModel();
   const nodeArgs = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs });
+  const counter = process.env.BENCH_SQL_COUNT === '1' ? StatementCounter.create() : undefined;
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: [...(counter?.nodeArgs ?? []), ...nodeArgs] });
+  counter?.attach(agentd.pid);
   try {
-    await benchTurns(agentd, fake, turnOptionsFromEnv());
+    await benchTurns(agentd, fake, turnOptionsFromEnv(), counter);
   } finally {
     await Promise.all([agentd.stop(), fake.stop()]);
+    counter?.dispose();
   }
 });
