@@ -3,12 +3,13 @@
  * session counters, SSE `usage` and the `providerTelemetry` entry are filled from each provider's
  * own fields, cost from the models file's prices, and null stands for "not reported", never zero.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider, type FakeStep } from '../support/fake-provider.ts';
+import { fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider, FakeStep } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 
 const STEP_USAGE = [
@@ -74,16 +75,10 @@ function modelsFile(baseUrl: string) {
 
 for (const backend of BACKENDS) {
   describe(`telemetry on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: modelsFile(fake.baseUrl) });
-    });
-    after(async () => {
-      await server.close();
-      await fake.close();
-    });
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    const started = useServerOnFakeProvider({ backend, models: modelsFile });
+    before(() => ({ fake, server } = started));
 
     /** Runs one turn with an SSE subscriber open; returns its finished events, result and stored history. */
     async function runTurn(model: string, steps: FakeStep[]) {
