@@ -167,7 +167,7 @@ export class TurnRunner {
     let outcome: TurnOutcome;
     const startedMs = performance.now();
     try {
-      await this.advance(turn, { kind: 'start', at: nowIso() });
+      this.advance(turn, { kind: 'start', at: nowIso() });
       text = await this.wholeText(turn);
       outcome = await this.execute(turn, text);
     } catch (error) {
@@ -236,16 +236,21 @@ export class TurnRunner {
     return (await readTurnText(this.deps.boundary.db, record.id).catch(() => null)) ?? bounded;
   }
 
-  /** running ↔ waiting_for_input, stored; a turn already there, or already ending, stays as it is. */
+  /** running ↔ waiting_for_input; a turn already there, or already ending, stays as it is. */
   private async report(turn: ActiveTurn, transition: { kind: 'wait' | 'resume' }): Promise<void> {
-    if (canApply(turn.record.status, transition.kind)) await this.advance(turn, transition);
+    if (canApply(turn.record.status, transition.kind)) this.advance(turn, transition);
   }
 
-  /** A transition short of the end: the live record changes, the row follows, then the event. */
-  private async advance(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): Promise<void> {
+  /**
+   * A transition short of the end (start, wait, resume): the live record changes and its event is
+   * published; the row keeps `queued` until the terminal write, which carries startedAt. Nothing
+   * reads an active turn's row for its status: GET, list and idempotency answer it from memory
+   * (TurnService), and start-up recovery fails queued, running and waiting rows alike as
+   * `interrupted` (CONTRACT.md §5), so storing these states would promise nothing.
+   */
+  private advance(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): void {
     const step = applyTurnTransition(turn.record, transition);
     turn.record = step.record;
-    await updateTurn(this.deps.boundary.db, step.record);
     if (step.event) this.deps.hub.emit(step.event.type, turn.session.id, step.record.id, step.event.data);
   }
 

@@ -97,11 +97,9 @@ export class TurnService {
   async list(rawSessionId: string | null): Promise<TurnRecord[]> {
     const sessionId = rawSessionId === null ? null : (normalizeUuid(rawSessionId) ?? rawSessionId);
     const stored = await turnsTable.listTurns(this.boundary.db, this.boundary.id, sessionId, 200);
-    // A live turn's in-memory record is the newest truth (e.g. waiting_for_input before it is stored).
-    return stored.map((record) => {
-      const live = this.active.get(record.id);
-      return live ? { ...live.record } : record;
-    });
+    // The record this process holds is the newest truth: an active turn's row says `queued` until
+    // its terminal write, and a turn that ended during the read is in the terminal cache.
+    return stored.map((record) => this.active.recordOf(record.id) ?? record);
   }
 
   /** Queued, running or waiting becomes cancelled; the answer is the final, durable record. */

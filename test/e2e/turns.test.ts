@@ -7,6 +7,8 @@ import { EventRecorder } from '../support/events.ts';
 import { useServerOnFakeProvider } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 import { MAX_AGENT_STEPS } from '../../src/runtime/turn-runner.ts';
+import { findTurn } from '../../src/store/turns.ts';
+import { DEFAULT_BOUNDARY_ID } from '../../src/runtime/boundary.ts';
 
 for (const backend of BACKENDS) {
   describe(`turns on ${backend}`, () => {
@@ -221,6 +223,25 @@ for (const backend of BACKENDS) {
       const cancelled = await server.request('POST', `/v1/turns/${running.json.id}/cancel`);
       assert.equal(cancelled.json.status, 'cancelled');
       assert.equal(cancelled.json.error, 'cancelled');
+    });
+
+    it('answers a running turn from memory while its row stays queued, and stores startedAt with the terminal state', async () => {
+      const session = await newSession();
+      fake.enqueue({ kind: 'hang', afterText: 'thinking…' });
+      const sent = fake.requests.length;
+      const running = (await submit(session.id, { input: 'long' })).json;
+      await fake.waitForRequests(sent + 1);
+      const live = (await server.request('GET', `/v1/turns/${running.id}`)).json;
+      assert.equal(live.status, 'running');
+      assert.ok(live.startedAt);
+      const listed = (await server.request('GET', `/v1/turns?sessionId=${session.id}`)).json.data;
+      assert.deepEqual(listed.map((turn: any) => turn.status), ['running']);
+      // the start is not a write of its own: only the queued admission and the terminal state are
+      assert.equal((await findTurn(server.server.store.db, DEFAULT_BOUNDARY_ID, running.id))!.status, 'queued');
+      await server.request('POST', `/v1/turns/${running.id}/cancel`);
+      const stored = (await findTurn(server.server.store.db, DEFAULT_BOUNDARY_ID, running.id))!;
+      assert.equal(stored.status, 'cancelled');
+      assert.equal(stored.startedAt, live.startedAt);
     });
 
     it('stops a model that keeps calling tools at the step limit, as an incomplete completion', async () => {
