@@ -120,7 +120,7 @@ export async function benchHistoryPage(options: HistoryPageOptions): Promise<voi
   const databaseUrl = options.databaseUrl;
   const args = ['--port', '0', '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', join(stateDir, 'models.json')];
   if (databaseUrl) args.push('--database-url', databaseUrl);
-  const server = await startServer(loadConfig(args, {}, workspace), {}, pino({ level: 'silent' }));
+  const server = await startServer(await loadConfig(args, {}, workspace), {}, pino({ level: 'silent' }));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const short = await post(agent, `${server.url}/v1/sessions`, { title: 'short' });

@@ -1,8 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Effort } from '../domain/effort.ts';
-import { HistoryEffect } from '../domain/history-entry.ts';
-import { TurnStatus } from '../domain/turn-status.ts';
-import { UsageCounters } from '../domain/usage.ts';
+import { Effort, HistoryEffect, TurnStatus, UsageCounters } from './domain-schemas.ts';
 
 /**
  * The contract in one place: these schemas validate requests, type the handlers and become the

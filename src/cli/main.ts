@@ -3,7 +3,6 @@ import { formatServeHelp } from '../config/flags.ts';
 import { ModelsFileError } from '../config/models-file.ts';
 import { PathError } from '../workspace/paths.ts';
 import { startServer } from '../server.ts';
-import { probeSandboxRunner, SandboxRunnerRefused } from '../sandbox/runner-probe.ts';
 
 const TOP_HELP = `Usage: agentd <command> [options]
 
@@ -39,12 +38,12 @@ export async function main(argv: string[]): Promise<void> {
 
   let server;
   try {
-    const config = loadConfig(rest, process.env, process.cwd());
+    const config = await loadConfig(rest, process.env, process.cwd());
     delete process.env.SERVICE_TOKEN;
     if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
     server = await startServer(config, process.env);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError || error instanceof SandboxRunnerRefused) {
+    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError) {
       return usageFailure(error.message);
     }
     console.error(`agentd: ${(error as Error).message}`);
@@ -61,6 +60,16 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** The probe, and the sandbox client it drives, load only with --sandbox-runner; a refusal is a usage error. */
+async function probeSandboxRunner(runner: string): Promise<void> {
+  const probe = await import('../sandbox/runner-probe.ts');
+  try {
+    await probe.probeSandboxRunner(runner);
+  } catch (error) {
+    throw error instanceof probe.SandboxRunnerRefused ? new UsageError(error.message) : error;
+  }
 }
 
 function usageFailure(message: string): void {

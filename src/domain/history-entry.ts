@@ -1,4 +1,3 @@
-import { Type, type Static } from 'typebox';
 import type { CanonicalItem } from './canonical-item.ts';
 import { toUsageCounters, type ModelUsage, type UsageCounters } from './usage.ts';
 
@@ -6,8 +5,8 @@ import { toUsageCounters, type ModelUsage, type UsageCounters } from './usage.ts
  * What an entry does to the model context: `append` adds its items to it, `replace` starts it
  * anew from its items (a compaction summary), `reset` starts a new, empty generation (`/clear`).
  */
-export const HistoryEffect = Type.Union([Type.Literal('append'), Type.Literal('replace'), Type.Literal('reset')]);
-export type HistoryEffect = Static<typeof HistoryEffect>;
+export const HISTORY_EFFECTS = ['append', 'replace', 'reset'] as const;
+export type HistoryEffect = (typeof HISTORY_EFFECTS)[number];
 
 /** One durable entry of a session's history, at its index (dense from 0). */
 export interface HistoryEntry {

@@ -1,10 +1,5 @@
-import { Type, type Static } from 'typebox';
-
 /** Where a turn is in its life (SPEC.md §3): three active states, then one terminal state. */
-export const TurnStatus = Type.Union([
-  Type.Literal('queued'), Type.Literal('running'), Type.Literal('waiting_for_input'),
-  Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled'),
-]);
-export type TurnStatus = Static<typeof TurnStatus>;
+export const TURN_STATUSES = ['queued', 'running', 'waiting_for_input', 'completed', 'failed', 'cancelled'] as const;
+export type TurnStatus = (typeof TURN_STATUSES)[number];
 
 export const ACTIVE_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_for_input'];

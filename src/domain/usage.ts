@@ -1,5 +1,3 @@
-import { Type, type Static } from 'typebox';
-
 /** What a provider reported one or more model steps consumed, normalised across dialects. */
 export interface ModelUsage {
   inputTokens: number;
@@ -12,8 +10,11 @@ export interface ModelUsage {
 }
 
 /** The token counters a history entry and a session keep. */
-export const UsageCounters = Type.Object({ input: Type.Integer(), output: Type.Integer(), cached: Type.Integer() });
-export type UsageCounters = Static<typeof UsageCounters>;
+export interface UsageCounters {
+  input: number;
+  output: number;
+  cached: number;
+}
 
 export function toUsageCounters(usage: ModelUsage | null): UsageCounters | null {
   return usage ? { input: usage.inputTokens, output: usage.outputTokens, cached: usage.cachedTokens } : null;

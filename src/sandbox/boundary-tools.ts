@@ -11,7 +11,7 @@
 import type { CommandRunner } from '../agent/tools/process-group.ts';
 import type { ToolExecutor } from './executor.ts';
 import { guestPathOf } from './guest-paths.ts';
-import { GUEST_WORKSPACE } from './protocol.ts';
+import { GUEST_WORKSPACE } from './guest-mounts.ts';
 
 /** The session directory and the workspace roots in the terms of the boundary's executor. */
 export interface WorkspaceView {

@@ -16,7 +16,7 @@
  * and exactly the environment given (--clearenv, then --setenv each).
  */
 import { join } from 'node:path';
-import { GUEST_HOME, GUEST_WORKSPACE } from './protocol.ts';
+import { GUEST_HOME, GUEST_WORKSPACE } from './guest-mounts.ts';
 import { GENERATED_ETC_FILES, GUEST_GID, GUEST_UID } from './runner/guest-files.ts';
 import { HOST_IDENTITY_ETC_ENTRIES, type SystemEntry } from './system-paths.ts';
 

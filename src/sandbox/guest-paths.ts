@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { PathClassification } from '../workspace/paths.ts';
 import { isInside } from '../workspace/paths.ts';
-import { GUEST_HOME, GUEST_WORKSPACE } from './protocol.ts';
+import { GUEST_HOME, GUEST_WORKSPACE } from './guest-mounts.ts';
 
 /** The guest path of a host path inside the sandbox's workspace, or null when it lies outside. */
 export function guestPathOf(hostWorkspace: string, hostPath: string): string | null {

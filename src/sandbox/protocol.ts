@@ -17,9 +17,7 @@ export const MAX_OUTPUT_BYTES = 1024 * 1024;
 export const MAX_READ_BYTES = 1024 * 1024;
 export const MAX_TIMEOUT_MS = 60 * 60 * 1000;
 export const DEFAULT_TIMEOUT_MS = 120 * 1000;
-/** The tenant workspace inside the sandbox, whatever its host path. */
-export const GUEST_WORKSPACE = '/workspace';
-export const GUEST_HOME = '/home/agent';
+export { GUEST_HOME, GUEST_WORKSPACE } from './guest-mounts.ts';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 const GuestPath = Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' });

@@ -9,12 +9,12 @@ const cwd = mkdtempSync(join(tmpdir(), 'agentd-flags-'));
 const load = (args: string[]) => loadConfig(['--state-dir', join(cwd, 'state'), ...args], {}, cwd);
 
 describe('--metrics-port and --metrics-host', () => {
-  it('are off by default, and the metrics host follows --host', () => {
-    assert.equal(load([]).metricsPort, null);
-    const config = load(['--metrics-port', '9464', '--host', '127.0.0.2']);
+  it('are off by default, and the metrics host follows --host', async () => {
+    assert.equal((await load([])).metricsPort, null);
+    const config = await load(['--metrics-port', '9464', '--host', '127.0.0.2']);
     assert.equal(config.metricsPort, 9464);
     assert.equal(config.metricsHost, '127.0.0.2');
-    assert.equal(load(['--metrics-port', '0', '--metrics-host', '::1']).metricsHost, '::1');
+    assert.equal((await load(['--metrics-port', '0', '--metrics-host', '::1'])).metricsHost, '::1');
   });
 
   const refusals: [string, string[], RegExp][] = [
@@ -26,7 +26,7 @@ describe('--metrics-port and --metrics-host', () => {
     ['the API port', ['--port', '4100', '--metrics-port', '4100'], /^--metrics-port: must differ from --port$/],
   ];
   for (const [name, args, message] of refusals) {
-    it(`refuses ${name}`, () => assert.throws(() => load(args), (error: Error) => message.test(error.message) && error.constructor.name === 'UsageError'));
+    it(`refuses ${name}`, () => assert.rejects(load(args), (error: Error) => message.test(error.message) && error.constructor.name === 'UsageError'));
   }
 });
 
@@ -37,7 +37,7 @@ describe('--mcp-config', () => {
     return path;
   };
 
-  it('reads stdio and streamable HTTP servers', () => {
+  it('reads stdio and streamable HTTP servers', async () => {
     const path = file({
       mcpServers: {
         docs: { command: 'npx', args: ['-y', 'docs-mcp'], env: { DOCS_TOKEN: 'x' } },
@@ -45,12 +45,12 @@ describe('--mcp-config', () => {
         plain: { command: '/usr/local/bin/plain-mcp' },
       },
     });
-    assert.deepEqual(load(['--mcp-config', path]).mcpServers, [
+    assert.deepEqual((await load(['--mcp-config', path])).mcpServers, [
       { kind: 'stdio', name: 'docs', command: 'npx', args: ['-y', 'docs-mcp'], env: { DOCS_TOKEN: 'x' } },
       { kind: 'http', name: 'issue-tracker', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer y' } },
       { kind: 'stdio', name: 'plain', command: '/usr/local/bin/plain-mcp', args: [], env: {} },
     ]);
-    assert.deepEqual(load([]).mcpServers, []);
+    assert.deepEqual((await load([])).mcpServers, []);
   });
 
   const invalid: [string, unknown, RegExp][] = [
@@ -72,9 +72,9 @@ describe('--mcp-config', () => {
     ['a mismatched type', { mcpServers: { s: { type: 'sse', url: 'http://h' } } }, /: mcpServers\.s\.type: must be "http" or "streamable-http"/],
   ];
   for (const [name, content, message] of invalid) {
-    it(`refuses ${name} with one line naming the file and the field`, () => {
+    it(`refuses ${name} with one line naming the file and the field`, async () => {
       const path = file(content);
-      assert.throws(() => load(['--mcp-config', path]), (error: Error) => {
+      await assert.rejects(load(['--mcp-config', path]), (error: Error) => {
         assert.ok(error.message.startsWith(`--mcp-config ${path}: `), error.message);
         assert.match(error.message, message);
         assert.equal(error.message.split('\n').length, 1);
@@ -83,12 +83,12 @@ describe('--mcp-config', () => {
     });
   }
 
-  it('refuses a missing file or a directory, and never quotes a secret value', () => {
-    assert.throws(() => load(['--mcp-config', join(cwd, 'none.json')]), /--mcp-config .*none\.json: the file does not exist$/);
+  it('refuses a missing file or a directory, and never quotes a secret value', async () => {
+    await assert.rejects(load(['--mcp-config', join(cwd, 'none.json')]), /--mcp-config .*none\.json: the file does not exist$/);
     const directory = join(cwd, 'a-directory');
     mkdirSync(directory, { recursive: true });
-    assert.throws(() => load(['--mcp-config', directory]), /is a directory, not a file$/);
+    await assert.rejects(load(['--mcp-config', directory]), /is a directory, not a file$/);
     const path = file({ mcpServers: { s: { url: 'http://h', headers: { authorization: 'Bearer very-secret-value', other: 7 } } } });
-    assert.throws(() => load(['--mcp-config', path]), (error: Error) => !error.message.includes('very-secret-value'));
+    await assert.rejects(load(['--mcp-config', path]), (error: Error) => !error.message.includes('very-secret-value'));
   });
 });

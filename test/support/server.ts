@@ -63,7 +63,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.args ?? []),
   ];
   const env = options.env ?? {};
-  const config = loadConfig(args, env, workspace);
+  const config = await loadConfig(args, env, workspace);
   const logLines: string[] = [];
   const logger = options.captureLogs
     ? pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) })

@@ -23,7 +23,7 @@ export async function connect(options: ChatOptions, env: NodeJS.ProcessEnv, cwd:
     const token = options.tokenFile !== null ? readTokenFile(options.tokenFile) : env.SERVICE_TOKEN ? validateToken(env.SERVICE_TOKEN, 'SERVICE_TOKEN') : undefined;
     return { client: createClient({ baseUrl: options.url, token }), describe: options.url, close: async () => undefined };
   }
-  const config = loadConfig([...options.serveArgs, '--host', '127.0.0.1', '--port', '0'], env, cwd);
+  const config = await loadConfig([...options.serveArgs, '--host', '127.0.0.1', '--port', '0'], env, cwd);
   const { startServer } = await import('../../server.ts');
   const server = await startServer(config, env, pino({ level: 'silent' }));
   return {

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GUEST_HOME } from '../protocol.ts';
+import { GUEST_HOME } from '../guest-mounts.ts';
 
 export const GUEST_UID = 1000;
 export const GUEST_GID = 1000;

@@ -75,7 +75,7 @@ export async function startTenantServer(options: TenantServerOptions): Promise<T
       },
     });
     const logger = pino({ level: 'info', redact: { paths: ['req.headers.authorization', 'headers.authorization'], remove: true } }, sink);
-    const server = await startServer(loadConfig(args, {}, fixture.dir), {}, logger, { confinement: 'off' });
+    const server = await startServer(await loadConfig(args, {}, fixture.dir), {}, logger, { confinement: 'off' });
     const url = `http://127.0.0.1:${server.port}`;
     const tenants = document.tenants.map((tenant: any): TenantClient => {
       const token = readFileSync(tenant.credentials[0].tokenFile, 'utf8').trim();
