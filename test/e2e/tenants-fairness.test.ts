@@ -4,26 +4,23 @@
  * and a tenant whose SSE subscriber stops reading does not cost another tenant's fast subscriber
  * a single event.
  */
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
 import { drainRawEventStream, openRawEventStream } from '../support/events.ts';
 import { startTenantServer, startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 
 describe('fairness: one global running slot, two tenants', () => {
-  let fake: FakeProvider;
-  let hosted: TenantServer;
-  let a: TenantClient;
-  let b: TenantClient;
-  before(async () => {
-    fake = await startFakeProvider();
-    hosted = await startTenantServer({ tenantCount: 2, models: fakeProviderModels(fake.baseUrl), args: ['--max-concurrent-turns', '1'] });
+  let fake!: FakeProvider;
+  let hosted!: TenantServer;
+  let a!: TenantClient;
+  let b!: TenantClient;
+  const started = useTenantsOnFakeProvider({ tenantCount: 2, args: ['--max-concurrent-turns', '1'] });
+  before(() => {
+    ({ fake, hosted } = started);
     [a, b] = hosted.tenants;
-  });
-  after(async () => {
-    await hosted?.close();
-    await fake.close();
   });
 
   it('starts turns round-robin across tenants while tenant A floods its queue', async () => {
@@ -87,16 +84,10 @@ describe('fairness: one global running slot, two tenants', () => {
 });
 
 describe('a slow SSE consumer of one tenant', () => {
-  let fake: FakeProvider;
-  let hosted: TenantServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    hosted = await startTenantServer({ tenantCount: 2, models: fakeProviderModels(fake.baseUrl), args: ['--max-concurrent-turns', '4', '--event-replay-limit', '40'] });
-  });
-  after(async () => {
-    await hosted?.close();
-    await fake.close();
-  });
+  let fake!: FakeProvider;
+  let hosted!: TenantServer;
+  const started = useTenantsOnFakeProvider({ tenantCount: 2, args: ['--max-concurrent-turns', '4', '--event-replay-limit', '40'] });
+  before(() => ({ fake, hosted } = started));
 
   it('does not cost the other tenant\'s fast subscriber a single event, nor a replay.reset', async () => {
     const [a, b] = hosted.tenants;

@@ -1,22 +1,18 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 
 describe('two tenants on one agentd (PostgreSQL, a database and role each)', () => {
-  let fake: FakeProvider;
-  let hosted: TenantServer;
-  let alice: TenantClient;
-  let bob: TenantClient;
-  before(async () => {
-    fake = await startFakeProvider();
-    hosted = await startTenantServer({ tenantCount: 2, models: fakeProviderModels(fake.baseUrl) });
+  let fake!: FakeProvider;
+  let hosted!: TenantServer;
+  let alice!: TenantClient;
+  let bob!: TenantClient;
+  const started = useTenantsOnFakeProvider({ tenantCount: 2 });
+  before(() => {
+    ({ fake, hosted } = started);
     [alice, bob] = hosted.tenants;
-  });
-  after(async () => {
-    await hosted?.close();
-    await fake.close();
   });
 
   it('chooses the tenant by bearer token per request; anything else is 401', async () => {

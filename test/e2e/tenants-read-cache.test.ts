@@ -1,26 +1,22 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 
 /*
  * Session reads are answered from a cache of response bodies (runtime/session-read-cache.ts).
  * The attack: another tenant asks the very URL whose answer was just cached for alice.
  */
 describe('cached session reads stay with their tenant (PostgreSQL, a database and role each)', () => {
-  let fake: FakeProvider;
-  let hosted: TenantServer;
-  let alice: TenantClient;
-  let bob: TenantClient;
-  before(async () => {
-    fake = await startFakeProvider();
-    hosted = await startTenantServer({ tenantCount: 2, models: fakeProviderModels(fake.baseUrl) });
+  let fake!: FakeProvider;
+  let hosted!: TenantServer;
+  let alice!: TenantClient;
+  let bob!: TenantClient;
+  const started = useTenantsOnFakeProvider({ tenantCount: 2 });
+  before(() => {
+    ({ fake, hosted } = started);
     [alice, bob] = hosted.tenants;
-  });
-  after(async () => {
-    await hosted?.close();
-    await fake.close();
   });
 
   const ids = (response: { json: { data: { id: string }[] } }) => response.json.data.map((session) => session.id);

@@ -1,29 +1,24 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 
 const isRunning = (turn: any) => turn.status === 'running';
 
 describe('tenant runtimes and limits: three tenants, two runtime slots', () => {
-  let fake: FakeProvider;
-  let hosted: TenantServer;
-  let a: TenantClient;
-  let b: TenantClient;
-  let c: TenantClient;
-  before(async () => {
-    fake = await startFakeProvider();
-    hosted = await startTenantServer({
-      tenantCount: 3,
-      models: fakeProviderModels(fake.baseUrl),
-      args: ['--max-active-tenants', '2', '--max-concurrent-turns', '2', '--max-concurrent-turns-per-tenant', '1', '--max-queued-turns-per-tenant', '2', '--max-event-subscribers-per-tenant', '1'],
-    });
-    [a, b, c] = hosted.tenants;
+  let fake!: FakeProvider;
+  let hosted!: TenantServer;
+  let a!: TenantClient;
+  let b!: TenantClient;
+  let c!: TenantClient;
+  const started = useTenantsOnFakeProvider({
+    tenantCount: 3,
+    args: ['--max-active-tenants', '2', '--max-concurrent-turns', '2', '--max-concurrent-turns-per-tenant', '1', '--max-queued-turns-per-tenant', '2', '--max-event-subscribers-per-tenant', '1'],
   });
-  after(async () => {
-    await hosted?.close();
-    await fake.close();
+  before(() => {
+    ({ fake, hosted } = started);
+    [a, b, c] = hosted.tenants;
   });
 
   const newTurn = (tenant: TenantClient, input = 'go') => startTenantTurn(tenant, input);
@@ -104,7 +99,7 @@ describe('tenant runtimes and limits: three tenants, two runtime slots', () => {
     await waitForTenantTurn(b, live.id, isRunning);
     await hosted.stop();
     fake.setDefaultStep({ kind: 'reply' });
-    hosted = await hosted.restart();
+    hosted = await started.restart();
     [a, b, c] = hosted.tenants;
     assert.equal((await b.request('GET', `/v1/turns/${done.id}`)).json.status, 'completed');
     const interrupted = (await b.request('GET', `/v1/turns/${live.id}`)).json;

@@ -4,13 +4,13 @@
  * state, sees nothing of them and writes nothing there; each tenant gets a runner process of its
  * own, stopped when its runtime is evicted and at shutdown, leaving no runner or bwrap behind.
  */
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { fakeProviderModels } from '../support/server.ts';
-import { startTenantServer, startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { startTenantTurn, waitForTenantTurn, type TenantClient, type TenantServer } from '../tenancy/support/tenant-server.ts';
+import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 import { processesWith, runnerScript, waitUntil } from './sandbox-support.ts';
 
 const CANARY = 'canary-tenant-b-7c1f';
@@ -20,20 +20,16 @@ const shell = (callId: string, command: string) => ({ name: 'shell', arguments: 
 const runnerOf = (tenant: TenantClient) => processesWith(`--workspace ${tenant.workspaceRoot} `);
 
 describe('tenants with a sandbox runner (shipped runner, real PostgreSQL)', () => {
-  let fake: FakeProvider;
-  let hosted: TenantServer;
-  let a: TenantClient;
-  let b: TenantClient;
-  let c: TenantClient;
-  before(async () => {
-    fake = await startFakeProvider();
-    hosted = await startTenantServer({ tenantCount: 3, models: fakeProviderModels(fake.baseUrl), args: ['--sandbox-runner', runnerScript(), '--max-active-tenants', '2'] });
+  let fake!: FakeProvider;
+  let hosted!: TenantServer;
+  let a!: TenantClient;
+  let b!: TenantClient;
+  let c!: TenantClient;
+  const started = useTenantsOnFakeProvider({ tenantCount: 3, args: ['--sandbox-runner', runnerScript(), '--max-active-tenants', '2'] });
+  before(() => {
+    ({ fake, hosted } = started);
     [a, b, c] = hosted.tenants;
     writeFileSync(join(b.workspaceRoot, 'b-secret.txt'), `${CANARY}\n`);
-  });
-  after(async () => {
-    await hosted?.close();
-    await fake.close();
   });
 
   /** One turn of `calls` for `tenant`; returns each call's output by call id. */
