@@ -36,15 +36,41 @@ const SUMMARY_REQUEST = 'Summarise the conversation above as instructed, so the 
  * amount. Good enough to decide when to compact; never used for billing.
  */
 export function estimateTokens(value: unknown): number {
+  return tokensOf(measureJson(value));
+}
+
+/** What the estimate counts of a value's JSON: its length with inline image data left out, and those images. */
+export interface JsonMeasure {
+  chars: number;
+  images: number;
+  /** the characters of image data left out of `chars` (what the value really weighs is both) */
+  imageChars: number;
+}
+
+export function measureJson(value: unknown): JsonMeasure {
   let images = 0;
+  let imageChars = 0;
   const json = JSON.stringify(value, (_key, field: unknown) => {
     if (typeof field === 'string' && field.length > 256 && field.startsWith('data:')) {
       images++;
+      imageChars += field.length;
       return '';
     }
     return field;
   });
-  return Math.ceil((json?.length ?? 0) / 4) + images * IMAGE_TOKEN_ESTIMATE;
+  return { chars: json?.length ?? 0, images, imageChars };
+}
+
+export function tokensOf(measure: JsonMeasure): number {
+  return Math.ceil(measure.chars / 4) + measure.images * IMAGE_TOKEN_ESTIMATE;
+}
+
+/**
+ * The measure of a JSON array from the sum of its `count` items' measures: two brackets and a
+ * comma between items, so an array is measured without stringifying it again.
+ */
+export function arrayMeasure(count: number, items: JsonMeasure): JsonMeasure {
+  return { ...items, chars: items.chars + Math.max(count - 1, 0) + 2 };
 }
 
 /** The number of tokens a request may be estimated at before it no longer fits; null = no limit. */

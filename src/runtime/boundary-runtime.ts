@@ -6,6 +6,7 @@ import { RequestBroker } from './requests.ts';
 import { ActiveTurns } from './active-turns.ts';
 import { TurnService } from './turns.ts';
 import { TurnRunner, type TurnToolsFactory } from './turn-runner.ts';
+import { ModelContextCache } from './model-context-cache.ts';
 import type { Scheduler } from './scheduler.ts';
 import { RepositorySetups } from './setup.ts';
 import { failInterruptedTurns } from '../store/turns.ts';
@@ -43,8 +44,9 @@ export class BoundaryRuntime {
     this.activeTurns = activeTurns;
     this.setups = new RepositorySetups(hub, logger);
     this.requests = new RequestBroker(hub, telemetry?.metrics);
-    this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups);
-    const runner = new TurnRunner({ boundary, hub, active: activeTurns, scheduler, requests: this.requests, setups: this.setups, adapterFor, toolsFor, logger, telemetry });
+    const contexts = new ModelContextCache(boundary.db);
+    this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
+    const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, adapterFor, toolsFor, logger, telemetry });
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner);
   }
 

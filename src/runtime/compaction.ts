@@ -18,11 +18,13 @@ import type { Db } from '../store/database.ts';
 import { appendHistoryEntry } from '../store/history.ts';
 import type { EventData } from '../api/events.ts';
 import type { EventHub } from './event-hub.ts';
-import { loadModelContext } from './model-context.ts';
+import { contextTokens } from './model-context.ts';
+import type { ModelContextCache } from './model-context-cache.ts';
 import type { ActiveTurn } from './active-turns.ts';
 
 export interface CompactionDeps {
   db: Db;
+  contexts: ModelContextCache;
   hub: EventHub;
   adapter: ProviderAdapter;
 }
@@ -57,7 +59,9 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
     emitReset(deps.hub, turn, 'clear');
     return { context: [], command: { effect: 'reset', result: commandResult(null, []) } };
   }
-  const context = await loadModelContext(deps.db, turn.session.id);
+  const current = await deps.contexts.current(turn.session.id);
+  // the agent loop and the summary take a plain array; the items stay frozen (shared by the cache)
+  const context = current.items as CanonicalItem[];
   if (command === COMPACT_COMMAND) {
     const summary = context.length > 0 ? await summarize(deps, turn, request, context) : null;
     const items = summary ? [summaryContextItem(summary.text)] : [];
@@ -66,7 +70,7 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   }
 
   const budget = contextBudget(request.model.contextWindow);
-  const estimate = estimateTokens(request.instructions) + estimateTokens(request.tools) + estimateTokens(context) + estimateTokens(request.userItem);
+  const estimate = estimateTokens(request.instructions) + estimateTokens(request.tools) + contextTokens(current) + estimateTokens(request.userItem);
   // A context of one item is already as short as compaction makes it.
   if (budget === null || estimate <= budget || context.length <= 1) return { context, command: null };
 
@@ -94,7 +98,8 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
       ],
     },
   );
-  await appendHistoryEntry(deps.db, turn.session.id, entry);
+  const sessionId = turn.session.id;
+  await deps.contexts.append(sessionId, entry, (index) => appendHistoryEntry(deps.db, sessionId, entry, { index }));
   emitReset(deps.hub, turn, 'context_window', { estimatedTokens: estimate, contextWindow: request.model.contextWindow });
   return { context: [item], command: null };
 }

@@ -24,6 +24,8 @@ export class SessionService {
     /** true when the session has a queued, running or waiting turn */
     private readonly isBusy: (sessionId: string) => boolean,
     private readonly setups: RepositorySetups,
+    /** the session and its history are gone: whatever the runtime keeps of them goes too */
+    private readonly onDeleted: (sessionId: string) => void = () => {},
   ) {}
 
   async create(body: CreateSessionBody): Promise<SessionRecord> {
@@ -96,6 +98,7 @@ export class SessionService {
     this.requireIdle(id);
     const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
     if (!deleted) throw new ApiError('session_not_found', 'no such session');
+    this.onDeleted(id);
     // A fork works in its parent's checkout: the checkout passes to it instead of disappearing.
     const heir = session.ownsCheckout ? await sessionsTable.findSessionByCwd(this.boundary.db, this.boundary.id, session.cwd) : null;
     if (heir) await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, heir.id, { ownsCheckout: true });

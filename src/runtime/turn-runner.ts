@@ -13,6 +13,7 @@ import { readTurnText, updateTurn, type TurnRecord, type TurnText } from '../sto
 import type { SessionRecord } from '../store/sessions.ts';
 import { userMessageItem, writeTurnFiles } from '../workspace/attachments.ts';
 import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
+import type { ModelContextCache } from './model-context-cache.ts';
 import type { Boundary } from './boundary.ts';
 import { prepareTurnContext } from './compaction.ts';
 import type { EventHub } from './event-hub.ts';
@@ -53,6 +54,8 @@ export interface TurnRunnerDeps {
   boundary: Boundary;
   hub: EventHub;
   active: ActiveTurns;
+  /** the boundary's model contexts: read at a turn's start, extended by its end */
+  contexts: ModelContextCache;
   /** shared by every boundary of the process: it holds the global running and queued limits */
   scheduler: Scheduler;
   requests: RequestBroker;
@@ -203,7 +206,7 @@ export class TurnRunner {
       hub.emit('agent.turn.started', session.id, record.id, {});
       const instructions = () => instructionsFor(tools.planMode());
       // `/compact` and `/clear` end here; a context too large for the window is compacted first.
-      const prepared = await prepareTurnContext({ db: boundary.db, hub, adapter }, turn, { model, instructions: instructions(), userItem, tools: tools.specs() });
+      const prepared = await prepareTurnContext({ db: boundary.db, contexts: this.deps.contexts, hub, adapter }, turn, { model, instructions: instructions(), userItem, tools: tools.specs() });
       const result =
         prepared.command?.result ??
         (await runAgentLoop({
@@ -270,7 +273,9 @@ export class TurnRunner {
     }
     const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(text.input) : null;
     try {
-      await finalizeTurn(boundary.db, step.record, ending.history, { sessionId: session.id, updatedAt: at, derivedTitle });
+      const changes = { sessionId: session.id, updatedAt: at, derivedTitle };
+      const record = step.record;
+      await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index }));
     } catch (error) {
       logger.error({ err: error, turnId: step.record.id }, 'could not store the turn\'s history');
       step = applyTurnTransition(turn.record, { kind: 'fail', at, error: HISTORY_NOT_STORED, output: step.record.output });

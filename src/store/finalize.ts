@@ -8,23 +8,24 @@ import { writingSessionRows } from './sessions.ts';
 /** The pauses between attempts of a turn's finalisation: a passing lock or connection loss heals. */
 export const FINALIZE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1000];
 
+export interface FinalizeOptions {
+  /** the index the entry takes on the first attempt (the model context cache's); a retry reads it */
+  index?: number;
+  retryDelaysMs?: readonly number[];
+}
+
 /**
  * Ends a turn durably in one transaction: its history entry (appended with its usage, see
  * appendHistoryEntry), its terminal state, and the session's updatedAt and derived title. Either
  * all of it is written or none. A failed attempt is retried after each of `retryDelaysMs`; the
- * last failure is thrown.
+ * last failure is thrown. Answers the entry's index.
  */
-export async function finalizeTurn(
-  db: Db,
-  turn: TurnRecord,
-  history: NewHistoryEntry,
-  session: SessionChanges,
-  retryDelaysMs: readonly number[] = FINALIZE_RETRY_DELAYS_MS,
-): Promise<void> {
+export async function finalizeTurn(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges, options: FinalizeOptions = {}): Promise<number> {
+  const retryDelaysMs = options.retryDelaysMs ?? FINALIZE_RETRY_DELAYS_MS;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await writeFinalState(db, turn, history, session);
-      return;
+      // after a failure the expected index may be what failed (another entry took it): read it
+      return await writeFinalState(db, turn, history, session, attempt === 0 ? options.index : undefined);
     } catch (error) {
       if (attempt >= retryDelaysMs.length) throw error;
       await sleep(retryDelaysMs[attempt]);
@@ -32,10 +33,11 @@ export async function finalizeTurn(
   }
 }
 
-async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges): Promise<void> {
+async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges, index: number | undefined): Promise<number> {
   // the session's updatedAt, title and usage change: its cached reads end once this commits
-  await writingSessionRows(db.transaction().execute(async (trx) => {
-    await appendHistoryEntry(trx, session.sessionId, history, session);
+  return writingSessionRows(db.transaction().execute(async (trx) => {
+    const stored = await appendHistoryEntry(trx, session.sessionId, history, { index, sessionChanges: session });
     await updateTurn(trx, turn);
+    return stored;
   }));
 }

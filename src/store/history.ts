@@ -12,19 +12,28 @@ import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, e
  */
 
 /**
- * The one way an entry joins a session's history: at the next index, read inside the transaction
- * that inserts it, with its usage added to the session's counters in that same transaction. Joins
- * the caller's transaction, or opens its own. Two appends racing on one session cannot share an
- * index: the later one fails on the primary key. Returns the index given.
+ * The one way an entry joins a session's history: at the next index, with its usage added to the
+ * session's counters in the same transaction. Joins the caller's transaction, or opens its own.
+ * The next index is read inside the transaction, unless the caller gives the one it knows
+ * (`options.index`, the model context cache's): the primary key then refuses it if another entry
+ * has taken it, failing the transaction. Two appends racing on one session cannot share an index:
+ * the later one fails on the primary key. Returns the index given.
  */
-export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry, sessionChanges?: SessionChanges): Promise<number> {
+export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry, options: AppendOptions = {}): Promise<number> {
   // its own transaction may add to the session's usage: cached reads end once it commits
-  if (!db.isTransaction) return writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, sessionChanges)));
-  const index = await nextHistoryIndex(db, sessionId);
+  if (!db.isTransaction) return writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, options)));
+  const index = options.index ?? (await nextHistoryIndex(db, sessionId));
   await insertHistoryEntry(db, sessionId, { ...entry, index });
-  if (sessionChanges) await updateSessionAfterEntry(db, sessionId, entry.usage, sessionChanges);
+  if (options.sessionChanges) await updateSessionAfterEntry(db, sessionId, entry.usage, options.sessionChanges);
   else if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
   return index;
+}
+
+export interface AppendOptions {
+  /** the index the entry takes, when the caller knows the next one; read from the history otherwise */
+  index?: number;
+  /** a turn's end: the session's updatedAt and derived title change with its usage */
+  sessionChanges?: SessionChanges;
 }
 
 /** What a turn's end changes in its session besides usage (see finalize.ts). */

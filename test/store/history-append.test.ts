@@ -95,14 +95,14 @@ for (const kind of BACKENDS) {
       await insertTurn(store.db, turn, { input: 'hello', userText: 'hello' });
       // An output JSON cannot hold makes the turn's update fail after the entry was appended.
       const unstorable = { ...turn, status: 'completed' as const, output: { responseId: null, assistantText: null, assistantTextTruncated: false, completion: { status: 'completed' as const, reasoningTokens: 1n as unknown as number } } };
-      await assert.rejects(finalizeTurn(store.db, unstorable, entry('hello', { input: 3, output: 3, cached: 3 }), { sessionId: s.id, updatedAt: nowIso(), derivedTitle: 'hello' }, []));
+      await assert.rejects(finalizeTurn(store.db, unstorable, entry('hello', { input: 3, output: 3, cached: 3 }), { sessionId: s.id, updatedAt: nowIso(), derivedTitle: 'hello' }, { retryDelaysMs: [] }));
       assert.deepEqual(await readHistoryRange(store.db, s.id, 0, 10), []);
       const after = (await findSession(store.db, BOUNDARY, s.id))!;
       assert.deepEqual(after.usage, { input: 0, output: 0, cached: 0 });
       assert.equal(after.title, 'Untitled');
       assert.equal((await findTurn(store.db, BOUNDARY, turn.id))!.status, 'running');
 
-      await finalizeTurn(store.db, { ...turn, status: 'completed', finishedAt: nowIso() }, entry('hello', { input: 3, output: 3, cached: 3 }), { sessionId: s.id, updatedAt: nowIso(), derivedTitle: 'hello' }, []);
+      await finalizeTurn(store.db, { ...turn, status: 'completed', finishedAt: nowIso() }, entry('hello', { input: 3, output: 3, cached: 3 }), { sessionId: s.id, updatedAt: nowIso(), derivedTitle: 'hello' }, { retryDelaysMs: [] });
       assert.deepEqual((await readHistoryRange(store.db, s.id, 0, 10)).map((row) => row.index), [0]);
       const finished = (await findSession(store.db, BOUNDARY, s.id))!;
       assert.deepEqual(finished.usage, { input: 3, output: 3, cached: 3 });
@@ -116,7 +116,7 @@ for (const kind of BACKENDS) {
       const turn = queuedTurn(s.id);
       await insertTurn(store.db, turn, { input: 'hello', userText: 'hello' });
       const updatedAt = '2030-01-02T03:04:05.678Z';
-      await finalizeTurn(store.db, { ...turn, status: 'completed', finishedAt: nowIso() }, entry('hello', null), { sessionId: s.id, updatedAt, derivedTitle: 'hello' }, []);
+      await finalizeTurn(store.db, { ...turn, status: 'completed', finishedAt: nowIso() }, entry('hello', null), { sessionId: s.id, updatedAt, derivedTitle: 'hello' }, { retryDelaysMs: [] });
       const finished = (await findSession(store.db, BOUNDARY, s.id))!;
       assert.deepEqual([finished.title, finished.titleIsManual, finished.updatedAt, finished.usage], ['Chosen by hand', true, updatedAt, { input: 0, output: 0, cached: 0 }]);
 
@@ -124,7 +124,7 @@ for (const kind of BACKENDS) {
       await insertSession(store.db, BOUNDARY, untitled);
       const second = queuedTurn(untitled.id);
       await insertTurn(store.db, second, { input: 'x', userText: 'x' });
-      await finalizeTurn(store.db, { ...second, status: 'completed', finishedAt: nowIso() }, entry('x', { input: 2, output: 1, cached: 0 }), { sessionId: untitled.id, updatedAt, derivedTitle: null }, []);
+      await finalizeTurn(store.db, { ...second, status: 'completed', finishedAt: nowIso() }, entry('x', { input: 2, output: 1, cached: 0 }), { sessionId: untitled.id, updatedAt, derivedTitle: null }, { retryDelaysMs: [] });
       const kept = (await findSession(store.db, BOUNDARY, untitled.id))!;
       assert.deepEqual([kept.title, kept.updatedAt, kept.usage], ['Untitled', updatedAt, { input: 2, output: 1, cached: 0 }]);
     });

@@ -1,0 +1,76 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { BACKENDS } from '../support/backends.ts';
+import { startHarness, type Harness } from '../runtime/history-support.ts';
+import { loadModelContext } from '../../src/runtime/model-context.ts';
+import { HISTORY_NOT_STORED } from '../../src/runtime/turn-runner.ts';
+
+/*
+ * The model context a turn sends comes from memory (runtime/model-context-cache.ts) after the
+ * session's first turn: each turn's first model request must carry exactly what a cold load of the
+ * stored history gives, then the turn's user message, whatever the session went through.
+ */
+for (const backend of BACKENDS) {
+  describe(`the model context of turns on ${backend}`, () => {
+    let h: Harness;
+    before(async () => {
+      h = await startHarness(backend);
+    });
+    after(async () => h.close());
+
+    const db = () => h.server.server.store.db;
+
+    /** Runs a turn and checks its first model request against the stored context read before it. */
+    async function turnSeesStoredContext(sessionId: string, input: string, ...replies: Parameters<Harness['fake']['enqueue']>): Promise<any> {
+      const cold = await loadModelContext(db(), sessionId);
+      h.fake.enqueue(...replies);
+      const first = h.fake.requests.length;
+      const turn = await h.runTurn(sessionId, input);
+      const sent = h.fake.requests[first].body.input as any[];
+      assert.deepEqual(sent.slice(0, -1), cold.items, `the context of "${input}"`);
+      assert.deepEqual(sent.at(-1).content, [{ type: 'input_text', text: input }]);
+      return turn;
+    }
+
+    async function breakHistoryInserts(): Promise<() => Promise<void>> {
+      if (backend === 'sqlite') {
+        await sql`create trigger fail_history before insert on history_turns begin select raise(abort, 'simulated storage failure'); end`.execute(db());
+        return async () => void (await sql`drop trigger fail_history`.execute(db()));
+      }
+      await sql`create or replace function fail_history() returns trigger language plpgsql as $$ begin raise exception 'simulated storage failure'; end $$`.execute(db());
+      await sql`create trigger fail_history before insert on history_turns for each row execute function fail_history()`.execute(db());
+      return async () => void (await sql`drop trigger fail_history on history_turns`.execute(db()));
+    }
+
+    it('sends what a cold load gives after appends, a tool round trip, /compact, a failed terminal write, /clear and a fork', async () => {
+      const session = await h.newSession();
+      const id = session.id;
+      await turnSeesStoredContext(id, 'look around', { kind: 'reply', text: 'Looking. ', toolCalls: [{ name: 'list_dir', arguments: '{}', callId: 'call_1' }] }, { kind: 'reply', text: 'Empty.' });
+      await turnSeesStoredContext(id, 'and now?', { kind: 'reply', text: 'Still empty.' });
+
+      h.fake.enqueue({ kind: 'reply', text: 'We looked around; it was empty.' });
+      assert.equal((await h.runTurn(id, '/compact')).status, 'completed');
+      await turnSeesStoredContext(id, 'after the summary', { kind: 'reply', text: 'Noted.' });
+
+      const repair = await breakHistoryInserts();
+      h.fake.enqueue({ kind: 'reply', text: 'an answer that is not stored' });
+      const lost = await h.runTurn(id, 'lost turn');
+      await repair();
+      assert.deepEqual([lost.status, lost.error], ['failed', HISTORY_NOT_STORED]);
+      await turnSeesStoredContext(id, 'after the failure', { kind: 'reply', text: 'Here.' });
+
+      const fork = (await h.server.request('POST', `/v1/sessions/${id}/fork`, { body: {} })).json;
+      await turnSeesStoredContext(fork.id, 'in the fork', { kind: 'reply', text: 'Forked.' });
+      await turnSeesStoredContext(id, 'the parent again', { kind: 'reply', text: 'Parent.' });
+
+      assert.equal((await h.runTurn(id, '/clear')).status, 'completed');
+      await turnSeesStoredContext(id, 'a new generation', { kind: 'reply', text: 'Fresh.' });
+      await turnSeesStoredContext(id, 'and on', { kind: 'reply', text: 'On.' });
+      assert.equal((await loadModelContext(db(), id)).items.length, 4);
+
+      assert.equal((await h.server.request('DELETE', `/v1/sessions/${id}`)).status, 204);
+      await turnSeesStoredContext(fork.id, 'the fork outlives its parent', { kind: 'reply', text: 'Still here.' });
+    });
+  });
+}
