@@ -1,30 +1,16 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fakeProviderModels } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { startAgentd, type AgentdProcess } from '../readme/agentd-process.ts';
-import { chatCommand } from './chat-support.ts';
+import { tmuxChat } from './tmux-chat.ts';
 
 // The server is the shipped one (bin/agentd.js runs dist/: build first), so SIGTERM is a real stop.
-const SESSION = `agentd-chat-restart-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
-const screen = () => tmux('capture-pane', '-p', '-J', '-t', SESSION, '-S', '-200');
-const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+const chat = tmuxChat(`agentd-chat-restart-${process.pid}`, { joinWrappedLines: true });
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
-
-async function waitForScreen(test: RegExp, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen();
-    if (test.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`screen never matched ${test}:\n${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('agentd chat across a server restart (tmux, agentd serve as a process)', () => {
   let fake: FakeProvider;
@@ -41,11 +27,7 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
     serveArgs = ['--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--log-level', 'warn'];
   });
   after(async () => {
-    try {
-      tmux('kill-session', '-t', SESSION);
-    } catch {
-      // already gone
-    }
+    chat.kill();
     await server?.stop();
     await fake.close();
     rmSync(stateDir, { recursive: true, force: true });
@@ -56,23 +38,21 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
     server = await startAgentd(['--port', '0', ...serveArgs], {}, workspace);
     const { url } = server;
     const port = new URL(url).port;
-    const command = chatCommand(['--url', url]).map(quote).join(' ');
-    tmux('new-session', '-d', '-s', SESSION, '-x', '150', '-y', '50', '-c', workspace, `env -u SERVICE_TOKEN ${command}; echo CHAT-EXITED-$?; sleep 60`);
-    await waitForScreen(/^›/m);
+    await chat.start(url, workspace);
 
     fake.enqueue({ kind: 'hang', afterText: 'First half of an answer' });
-    tmux('send-keys', '-t', SESSION, 'start something long', 'Enter');
-    await waitForScreen(/First half of an answer/);
+    chat.send('start something long', 'Enter');
+    await chat.waitForScreen(/First half of an answer/);
 
     await server.stop(); // SIGTERM: the running turn ends and every event stream is closed
-    await waitForScreen(/connection lost; reconnecting…/);
+    await chat.waitForScreen(/connection lost; reconnecting…/);
     server = await startAgentd(['--port', port, ...serveArgs], {}, workspace);
     assert.equal(server.url, url, 'the same address again');
-    await waitForScreen(/^reconnected\n[^›]*^› *$/m);
+    await chat.waitForScreen(/^reconnected\n[^›]*^› *$/m);
 
     fake.enqueue({ kind: 'reply', text: 'Answer from the second life.' });
-    tmux('send-keys', '-t', SESSION, 'and now?', 'Enter');
-    const text = await waitForScreen(/Answer from the second life\.\n+›/);
+    chat.send('and now?', 'Enter');
+    const text = await chat.waitForScreen(/Answer from the second life\.\n+›/);
     assert.doesNotMatch(text, /CHAT-EXITED/, 'the user never restarted the chat');
     assert.equal(occurrences(text, 'First half of an answer'), 1, `the first turn is shown once:\n${text}`);
     assert.equal(occurrences(text, 'Answer from the second life.'), 1);
@@ -82,12 +62,12 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
 
     // A line typed while the server is down waits for it instead of failing.
     await server.stop();
-    await waitForScreen(/Answer from the second life\.[\s\S]*^connection lost; reconnecting…\n› *$/m);
+    await chat.waitForScreen(/Answer from the second life\.[\s\S]*^connection lost; reconnecting…\n› *$/m);
     fake.enqueue({ kind: 'reply', text: 'Answer to a line typed while the server was down.' });
-    tmux('send-keys', '-t', SESSION, 'typed while down', 'Enter');
+    chat.send('typed while down', 'Enter');
     await new Promise((resolve) => setTimeout(resolve, 500));
     server = await startAgentd(['--port', port, ...serveArgs], {}, workspace);
-    const after = await waitForScreen(/Answer to a line typed while the server was down\.\n+›/);
+    const after = await chat.waitForScreen(/Answer to a line typed while the server was down\.\n+›/);
     assert.doesNotMatch(after, /CHAT-EXITED|fetch failed|server_stopping/);
     assert.equal(occurrences(after, 'Answer to a line typed while the server was down.'), 1);
     assert.equal(modelInputs().filter((body) => body.includes('typed while down')).length, 1, 'one turn for the line, however often it was sent');

@@ -1,0 +1,50 @@
+import { execFileSync } from 'node:child_process';
+import { chatCommand } from './chat-support.ts';
+
+/** `agentd chat` in a detached 150×50 tmux session: a real terminal, read back from its screen. */
+export interface TmuxChat {
+  /** starts `agentd chat --url <url>` in `cwd` and waits for its prompt; the session prints CHAT-EXITED-<code> when the chat ends */
+  start(url: string, cwd: string): Promise<void>;
+  /** types into the chat (tmux send-keys: text, or key names such as Enter and C-c) */
+  send(...keys: string[]): void;
+  /** the last 200 lines of the screen */
+  screen(): string;
+  /** polls the screen until `test` matches it, and returns it */
+  waitForScreen(test: RegExp, timeoutMs?: number): Promise<string>;
+  /** ends the tmux session, if it is still there */
+  kill(): void;
+}
+
+const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+/** `joinWrappedLines` reads a long line wrapped by the terminal as one line (and keeps trailing spaces). */
+export function tmuxChat(session: string, options: { joinWrappedLines?: boolean } = {}): TmuxChat {
+  const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
+  const screen = () => tmux('capture-pane', '-p', ...(options.joinWrappedLines ? ['-J'] : []), '-t', session, '-S', '-200');
+  const waitForScreen = async (test: RegExp, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const text = screen();
+      if (test.test(text)) return text;
+      if (Date.now() > deadline) throw new Error(`screen never matched ${test}:\n${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  return {
+    async start(url, cwd) {
+      const command = chatCommand(['--url', url]).map(quote).join(' ');
+      tmux('new-session', '-d', '-s', session, '-x', '150', '-y', '50', '-c', cwd, `env -u SERVICE_TOKEN ${command}; echo CHAT-EXITED-$?; sleep 60`);
+      await waitForScreen(/^›/m);
+    },
+    send: (...keys) => void tmux('send-keys', '-t', session, ...keys),
+    screen,
+    waitForScreen,
+    kill() {
+      try {
+        tmux('kill-session', '-t', session);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
