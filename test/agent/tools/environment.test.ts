@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { isAllowedVariable, toolEnvironment } from '../../../src/agent/tools/environment.ts';
 import { runInProcessGroup } from '../../../src/agent/tools/process-group.ts';
 
-const SERVER_ENVIRONMENT = {
+/** the plain settings a tool may see as the server has them */
+const PLAIN_SETTINGS = {
   PATH: '/usr/bin:/bin',
   HOME: '/home/agentd',
   USER: 'agentd',
@@ -14,6 +15,10 @@ const SERVER_ENVIRONMENT = {
   TERM: 'xterm',
   TZ: 'UTC',
   TMPDIR: '/var/tmp',
+};
+
+const SERVER_ENVIRONMENT = {
+  ...PLAIN_SETTINGS,
   SERVICE_TOKEN: 'canary-token',
   OPENAI_API_KEY: 'canary-openai',
   ANTHROPIC_API_KEY: 'canary-anthropic',
@@ -34,16 +39,7 @@ const SERVER_ENVIRONMENT = {
 
 test('the tool environment is the allowlist of plain settings plus the non-interactive ones', () => {
   assert.deepEqual(toolEnvironment(SERVER_ENVIRONMENT), {
-    PATH: '/usr/bin:/bin',
-    HOME: '/home/agentd',
-    USER: 'agentd',
-    LOGNAME: 'agentd',
-    SHELL: '/bin/bash',
-    LANG: 'C.UTF-8',
-    LC_ALL: 'C.UTF-8',
-    TERM: 'xterm',
-    TZ: 'UTC',
-    TMPDIR: '/var/tmp',
+    ...PLAIN_SETTINGS,
     PAGER: 'cat',
     GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0',
