@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKENDS, createBackend, type TestBackend } from '../support/backends.ts';
-import { openStore, type Store } from '../../src/store/database.ts';
-import { insertSession, findSession, type SessionRecord } from '../../src/store/sessions.ts';
+import { BACKENDS } from '../support/backends.ts';
+import { useStore, sessionRecord as session } from '../support/store.ts';
+import type { Store } from '../../src/store/database.ts';
+import { insertSession, findSession } from '../../src/store/sessions.ts';
 import { insertTurn, findTurn, type TurnRecord } from '../../src/store/turns.ts';
 import { appendHistoryEntry, readHistoryRange } from '../../src/store/history.ts';
 import { finalizeTurn } from '../../src/store/finalize.ts';
@@ -10,15 +11,6 @@ import { buildHistoryEntry, type NewHistoryEntry } from '../../src/domain/histor
 import { nowIso, uuidv7 } from '../../src/domain/ids.ts';
 
 const BOUNDARY = 'default';
-
-function session(): SessionRecord {
-  const now = nowIso();
-  return {
-    id: uuidv7(), createdAt: now, updatedAt: now, provider: 'fake', connection: 'fake', model: 'm', transportModel: null,
-    dialect: 'openai-responses', cwd: '/tmp', effort: 'none', title: 'Untitled', titleIsManual: false, archived: false,
-    usage: { input: 0, output: 0, cached: 0 }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
-  };
-}
 
 function entry(text: string, usage: { input: number; output: number; cached: number } | null): NewHistoryEntry {
   const modelUsage = usage && { inputTokens: usage.input, outputTokens: usage.output, cachedTokens: usage.cached, cacheCreationTokens: null, reasoningTokens: null, webSearchRequests: null };
@@ -37,16 +29,9 @@ function queuedTurn(sessionId: string): TurnRecord {
 
 for (const kind of BACKENDS) {
   describe(`history append on ${kind}`, () => {
-    let backend: TestBackend;
-    let store: Store;
-    before(async () => {
-      backend = await createBackend(kind);
-      store = await openStore({ databaseUrl: backend.databaseUrl, stateDir: backend.stateDir });
-    });
-    after(async () => {
-      await store.close();
-      await backend.drop();
-    });
+    let store!: Store;
+    const opened = useStore(kind);
+    before(() => ({ store } = opened));
 
     it('gives entries dense indices from 0 and adds each usage to the session', async () => {
       const s = session();

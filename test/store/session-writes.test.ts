@@ -1,24 +1,16 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKENDS, createBackend, type TestBackend } from '../support/backends.ts';
-import { openStore, type Store } from '../../src/store/database.ts';
+import { BACKENDS } from '../support/backends.ts';
+import { useStore, sessionRecord as session } from '../support/store.ts';
+import type { Store } from '../../src/store/database.ts';
 import { addSessionUsage, deleteSessionCascade, findSession, insertSession, listSessions, sessionRowsVersionNow, updateSessionFields, type SessionRecord } from '../../src/store/sessions.ts';
 import { appendHistoryEntry } from '../../src/store/history.ts';
 import { insertForkedSession } from '../../src/store/fork.ts';
 import { buildHistoryEntry } from '../../src/domain/history-entry.ts';
 import { SessionReadCache } from '../../src/runtime/session-read-cache.ts';
-import { nowIso, uuidv7 } from '../../src/domain/ids.ts';
+import { nowIso } from '../../src/domain/ids.ts';
 
 const BOUNDARY = 'default';
-
-function session(title: string): SessionRecord {
-  const now = nowIso();
-  return {
-    id: uuidv7(), createdAt: now, updatedAt: now, provider: 'fake', connection: 'fake', model: 'm', transportModel: null,
-    dialect: 'openai-responses', cwd: '/tmp', effort: 'none', title, titleIsManual: false, archived: false,
-    usage: { input: 0, output: 0, cached: 0 }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
-  };
-}
 
 /** A history entry that spent tokens, as compaction appends one outside a turn's final write. */
 function summaryEntry() {
@@ -31,16 +23,9 @@ function summaryEntry() {
 /* Inserts that arrive together share one statement (store/sessions.ts); each keeps its own outcome. */
 for (const kind of BACKENDS) {
   describe(`grouped session inserts on ${kind}`, () => {
-    let backend: TestBackend;
-    let store: Store;
-    before(async () => {
-      backend = await createBackend(kind);
-      store = await openStore({ databaseUrl: backend.databaseUrl, stateDir: backend.stateDir });
-    });
-    after(async () => {
-      await store.close();
-      await backend.drop();
-    });
+    let store!: Store;
+    const opened = useStore(kind);
+    before(() => ({ store } = opened));
 
     it('every insert of a burst larger than one statement is committed when its caller hears of it', async () => {
       const burst = Array.from({ length: 150 }, (_, index) => session(`burst ${index}`));
