@@ -6,9 +6,7 @@
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { useFakeServer } from '../support/harness.ts';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { useFakeServerWithNotes } from './dialects-support.ts';
 import { waitForTurn, type TestServer } from '../support/server.ts';
 import { fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider, type FakeStep } from '../support/fake-provider.ts';
 import { insertHistoryEntry, readHistoryRange } from '../../src/store/history.ts';
@@ -20,11 +18,8 @@ const FOLLOW_UP = 'And what was the question?';
 describe('a history written by one dialect, continued by another', () => {
   let fake!: FakeProvider;
   let server!: TestServer;
-  const harness = useFakeServer();
-  before(() => {
-    ({ fake, server } = harness);
-    writeFileSync(join(server.workspace, 'notes.txt'), 'the answer is 42\n');
-  });
+  const harness = useFakeServerWithNotes();
+  before(() => ({ fake, server } = harness));
 
   const db = () => server.server.store.db;
 

@@ -5,11 +5,9 @@
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { waitForTurn, type TestServer } from '../support/server.ts';
 import { fakeEncryptedReasoning, fakeThinkingSignature, type FakeProvider } from '../support/fake-provider.ts';
-import { useFakeServer } from '../support/harness.ts';
+import { useFakeServerWithNotes } from './dialects-support.ts';
 import { EventRecorder } from '../support/events.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 
@@ -55,11 +53,8 @@ const DIALECTS = [
 describe('every dialect through the real server', () => {
   let fake!: FakeProvider;
   let server!: TestServer;
-  const harness = useFakeServer();
-  before(() => {
-    ({ fake, server } = harness);
-    writeFileSync(join(server.workspace, 'notes.txt'), 'the answer is 42\n');
-  });
+  const harness = useFakeServerWithNotes();
+  before(() => ({ fake, server } = harness));
 
   /** An SSE subscriber from the start of the log, closed even when an assertion fails. */
   async function recording(run: (events: EventRecorder) => Promise<void>): Promise<void> {
