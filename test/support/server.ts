@@ -70,12 +70,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     : pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
   const server = await startServer(config, env, logger, { keepAliveMs: options.keepAliveMs, confinement: options.confinement });
   const url = `http://127.0.0.1:${server.port}`;
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await server.close();
-  };
+  const stop = stopOnce(server);
   return {
     server,
     backend,
@@ -88,6 +83,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await stop();
       await backend.drop();
     },
+  };
+}
+
+/** Closes the server on the first call; later calls (a test's stop, then its after hook's close) do nothing. */
+export function stopOnce(server: RunningServer): () => Promise<void> {
+  let stopped = false;
+  return async () => {
+    if (stopped) return;
+    stopped = true;
+    await server.close();
   };
 }
 

@@ -6,6 +6,7 @@ import { loadConfig } from '../../../src/config/config.ts';
 import { startServer, type RunningServer } from '../../../src/server.ts';
 import { http, type HttpOptions, type HttpResponse } from '../../support/http.ts';
 import { EventRecorder } from '../../support/events.ts';
+import { stopOnce } from '../../support/server.ts';
 import { registryFixture, type RegistryFixture } from '../registry-fixture.ts';
 import { scratchCluster } from './scratch-cluster.ts';
 
@@ -88,12 +89,7 @@ export async function startTenantServer(options: TenantServerOptions): Promise<T
         events: (lastEventId) => new EventRecorder(url, { lastEventId, headers: authorization }),
       };
     });
-    let stopped = false;
-    const stop = async () => {
-      if (stopped) return;
-      stopped = true;
-      await server.close();
-    };
+    const stop = stopOnce(server);
     return {
       server,
       url,
