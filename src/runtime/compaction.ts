@@ -4,10 +4,14 @@ import type { StepListener } from '../agent/model-step.ts';
 import { buildTelemetry } from '../agent/telemetry.ts';
 import type { CanonicalItem, ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
 import {
+  arrayMeasure,
   CLEAR_COMMAND,
   COMPACT_COMMAND,
   contextBudget,
   estimateTokens,
+  measureJson,
+  tokensOf,
+  type JsonMeasure,
   summarizeContext,
   summaryContextItem,
   type Summary,
@@ -70,7 +74,7 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   }
 
   const budget = contextBudget(request.model.contextWindow);
-  const estimate = estimateTokens(request.instructions) + estimateTokens(request.tools) + contextTokens(current) + estimateTokens(request.userItem);
+  const estimate = estimateTokens(request.instructions) + toolsTokens(request.tools) + contextTokens(current) + estimateTokens(request.userItem);
   // A context of one item is already as short as compaction makes it.
   if (budget === null || estimate <= budget || context.length <= 1) return { context, command: null };
 
@@ -102,6 +106,24 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   await deps.contexts.append(sessionId, entry, (index) => appendHistoryEntry(deps.db, sessionId, entry, { index }));
   emitReset(deps.hub, turn, 'context_window', { estimatedTokens: estimate, contextWindow: request.model.contextWindow });
   return { context: [item], command: null };
+}
+
+/**
+ * Tool specs are made once, by the registries and the tools modules, and never changed: each
+ * one's JSON is measured once instead of every turn (their schemas weigh more than the rest).
+ */
+const specMeasures = new WeakMap<ToolSpec, JsonMeasure>();
+
+/** estimateTokens(tools), from each spec's kept measure. */
+export function toolsTokens(tools: ToolSpec[]): number {
+  const sum: JsonMeasure = { chars: 0, images: 0, imageChars: 0 };
+  for (const spec of tools) {
+    let measure = specMeasures.get(spec);
+    if (measure === undefined) specMeasures.set(spec, (measure = measureJson(spec)));
+    sum.chars += measure.chars;
+    sum.images += measure.images;
+  }
+  return tokensOf(arrayMeasure(tools.length, sum));
 }
 
 /** `/compact` or `/clear` when that is the whole input (surrounding blanks aside) and nothing is attached. */

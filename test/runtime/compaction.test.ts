@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
 import { EventRecorder } from '../support/events.ts';
 import { waitForTurn } from '../support/server.ts';
-import { SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX } from '../../src/agent/compaction.ts';
+import { estimateTokens, SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX } from '../../src/agent/compaction.ts';
+import { toolsTokens } from '../../src/runtime/compaction.ts';
+import { spawnAgentSpec } from '../../src/agent/tools/spawn-agent.ts';
+import type { ToolSpec } from '../../src/agent/providers/types.ts';
 import { lastRequest, messageTexts, startHarness, type Harness } from './history-support.ts';
 
 /** The context-reset event of a turn, read back from the replay window. */
@@ -18,6 +21,16 @@ async function resetEventOf(h: Harness, turnId: string): Promise<any> {
 }
 
 const noTools = (body: any) => !body.tools || body.tools.length === 0;
+
+describe('the estimate of the tools offered', () => {
+  it('is estimateTokens of the specs, each measured once', () => {
+    const shell: ToolSpec = { name: 'shell', description: 'run a command', kind: 'function', parameters: { type: 'object', properties: { command: { type: 'array', items: { type: 'string' } } } } };
+    for (const tools of [[], [shell], [shell, spawnAgentSpec], [spawnAgentSpec, shell, shell]]) {
+      assert.equal(toolsTokens(tools), estimateTokens(tools));
+      assert.equal(toolsTokens(tools), estimateTokens(tools), 'the same again from the kept measures');
+    }
+  });
+});
 
 for (const backend of BACKENDS) {
   describe(`compaction commands on ${backend}`, () => {
