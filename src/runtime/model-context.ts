@@ -25,6 +25,8 @@ export type ContextEntry = Pick<HistoryEntry, 'effect' | 'items'>;
 /** The session's context as stored: what a cache miss reads. */
 export async function loadModelContext(db: Db, sessionId: string): Promise<ModelContext> {
   const end = await nextHistoryIndex(db, sessionId);
+  // a session without history (a new one) has nothing more to read
+  if (end === 0) return { nextIndex: 0, items: Object.freeze([]), itemsMeasure: { chars: 0, images: 0, imageChars: 0 } };
   const start = await latestContextStart(db, sessionId);
   const entries = await readHistoryRange(db, sessionId, start ? start.index : 0, end);
   const items: CanonicalItem[] = [];
