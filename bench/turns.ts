@@ -3,6 +3,7 @@
  *
  *   node --import tsx bench/turns.ts          (BENCH_TURNS turns, at most BENCH_SECONDS × 4 s)
  *
+ * BENCH_AGENTD_ROOT runs agentd from another checkout (before/after comparisons on one machine).
  * BENCH_NODE_FLAGS passes node options to the agentd child, e.g. to profile it:
  *   BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/turns-prof" node --import tsx bench/turns.ts
  *
@@ -137,7 +138,7 @@ runIfMain(import.meta.url, async () => {
   const fake = await startFakeModel();
   const nodeArgs = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const counter = process.env.BENCH_SQL_COUNT === '1' ? StatementCounter.create() : undefined;
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: [...(counter?.nodeArgs ?? []), ...nodeArgs] });
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: [...(counter?.nodeArgs ?? []), ...nodeArgs], root: process.env.BENCH_AGENTD_ROOT || undefined });
   counter?.attach(agentd.pid);
   try {
     await benchTurns(agentd, fake, turnOptionsFromEnv(), counter);
