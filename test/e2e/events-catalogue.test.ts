@@ -1,25 +1,14 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from 'typebox/value';
 import { waitForTurn, type TestServer } from '../support/server.ts';
 import type { FakeProvider } from '../support/fake-provider.ts';
 import type { EventRecorder, ReceivedEvent } from '../support/events.ts';
 import { useFakeServer } from '../support/harness.ts';
+import { makeRepository } from '../support/git.ts';
 import { EVENT_CATALOGUE, EventEnvelope, ReplayReset, type EventType } from '../../src/api/events.ts';
-
-const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
-
-function makeRepository(directory: string): void {
-  mkdirSync(directory, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: directory, env: { ...process.env, ...IDENTITY } });
-  git('init', '-q', '-b', 'main');
-  writeFileSync(join(directory, 'README.md'), '# catalogue\n');
-  git('add', '.');
-  git('commit', '-q', '-m', 'first');
-}
 
 function schemaErrors(event: ReceivedEvent): string[] {
   const schema = event.type === 'replay.reset' ? ReplayReset : EventEnvelope;
@@ -77,7 +66,7 @@ describe('the event catalogue against the wire', () => {
 
     // a repository that is checked out, and one whose branch does not exist
     const repository = join(server.workspace, 'sources', 'catalogue');
-    makeRepository(repository);
+    makeRepository(repository, { 'README.md': '# catalogue\n' });
     const checkedOut = await newSession({ repository: { url: repository } });
     const missing = await newSession({ repository: { url: repository, ref: 'no-such-branch' } });
     await events.waitFor((event) => event.type === 'session.setup.completed' && event.data.sessionId === checkedOut.id);

@@ -1,22 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { EventRecorder } from '../support/events.ts';
+import { makeRepository } from '../support/git.ts';
 
-const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
-
-function makeRepository(directory: string): void {
-  mkdirSync(directory, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: directory, env: { ...process.env, ...IDENTITY } });
-  git('init', '-q', '-b', 'main');
-  writeFileSync(join(directory, 'README.md'), 'hello\n');
-  git('add', '.');
-  git('commit', '-q', '-m', 'first');
-}
 
 describe('repository URLs and refs the server refuses', () => {
   let server: TestServer;
@@ -25,8 +15,8 @@ describe('repository URLs and refs the server refuses', () => {
   before(async () => {
     server = await startTestServer();
     outside = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-outside-repo-')));
-    makeRepository(join(outside, 'secret'));
-    makeRepository(join(server.workspace, 'inside'));
+    makeRepository(join(outside, 'secret'), { 'README.md': 'hello\n' });
+    makeRepository(join(server.workspace, 'inside'), { 'README.md': 'hello\n' });
     marker = join(outside, 'pwned');
   });
   after(async () => {

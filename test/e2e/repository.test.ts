@@ -8,9 +8,8 @@ import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } fro
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder, type ReceivedEvent } from '../support/events.ts';
 import type { BackendKind } from '../support/backends.ts';
+import { git } from '../support/git.ts';
 
-const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
 
 /**
  * A real repository: main has README.md and later.txt, tag v1 is main before later.txt, branch

@@ -7,12 +7,12 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useFakeServer } from '../support/harness.ts';
 import { waitForTurn } from '../support/server.ts';
+import { git } from '../support/git.ts';
 
 const CANARY = 'canary-secret-7f3a91c2';
 process.env.SERVICE_TOKEN = CANARY;
@@ -30,17 +30,16 @@ for (const confinement of ['off', 'auto'] as const) describe(`shell commands an 
     writeFileSync(tokenFile, `${CANARY}\n`);
     writeFileSync(join(workspace, 'notes.txt'), 'plain notes\n');
     symlinkSync('/', join(workspace, 'rootlink'));
-    const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, stdio: 'ignore' });
     const source = join(outside, 'source');
-    execFileSync('git', ['init', '-q', source]);
+    git(outside, 'init', '-q', source);
     writeFileSync(join(source, 'a.txt'), 'one\n');
     git(source, 'add', '.');
     git(source, 'commit', '-qm', 'one');
     writeFileSync(join(source, 'a.txt'), 'two\n');
     git(source, 'commit', '-qam', 'two');
-    execFileSync('git', ['clone', '-q', '--bare', source, join(workspace, 'evil.git')]);
-    execFileSync('git', ['config', 'diff.external', `sh -c 'id > ${join(workspace, 'PWNED')}'`], { cwd: join(workspace, 'evil.git') });
-    execFileSync('git', ['config', 'alias.x', `!id > ${join(workspace, 'PWNED')}`], { cwd: join(workspace, 'evil.git') });
+    git(outside, 'clone', '-q', '--bare', source, join(workspace, 'evil.git'));
+    git(join(workspace, 'evil.git'), 'config', 'diff.external', `sh -c 'id > ${join(workspace, 'PWNED')}'`);
+    git(join(workspace, 'evil.git'), 'config', 'alias.x', `!id > ${join(workspace, 'PWNED')}`);
   });
   after(() => rmSync(outside, { recursive: true, force: true }));
 

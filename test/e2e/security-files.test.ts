@@ -5,23 +5,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { useFakeServer } from '../support/harness.ts';
 import { waitForTurn } from '../support/server.ts';
+import { makeRepository } from '../support/git.ts';
 
-const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
-
-function makeRepository(directory: string, file: string, text: string) {
-  mkdirSync(directory, { recursive: true });
-  git(directory, 'init', '-q', '-b', 'main');
-  writeFileSync(join(directory, file), text);
-  git(directory, 'add', '.');
-  git(directory, 'commit', '-q', '-m', 'first');
-}
 
 describe('file tools, search, attachments and checkouts under attack', () => {
   const harness = useFakeServer();
@@ -77,7 +67,7 @@ describe('file tools, search, attachments and checkouts under attack', () => {
     let foreign: string;
     before(() => {
       foreign = join(outside, 'foreign');
-      makeRepository(foreign, 'foreign-secret.txt', 'FOREIGN SECRET\n');
+      makeRepository(foreign, { 'foreign-secret.txt': 'FOREIGN SECRET\n' });
     });
 
     const attacks: { name: string; prepare: (repository: string) => void }[] = [
@@ -134,7 +124,7 @@ describe('file tools, search, attachments and checkouts under attack', () => {
       it(attack.name, async () => {
         const { server } = harness;
         const repository = join(server.workspace, 'sources', `attack-${index}`);
-        makeRepository(repository, 'own.txt', 'own\n');
+        makeRepository(repository, { 'own.txt': 'own\n' });
         attack.prepare(repository);
         const response = await server.request('POST', '/v1/sessions', { body: { repository: { url: repository } } });
         assert.equal(response.status, 422);
@@ -149,8 +139,8 @@ describe('file tools, search, attachments and checkouts under attack', () => {
       const { server, events } = harness;
       const repository = join(server.workspace, 'sources', 'linked-inside');
       const shared = join(server.workspace, 'sources', 'shared');
-      makeRepository(shared, 'shared.txt', 'shared\n');
-      makeRepository(repository, 'own.txt', 'own\n');
+      makeRepository(shared, { 'shared.txt': 'shared\n' });
+      makeRepository(repository, { 'own.txt': 'own\n' });
       writeFileSync(join(repository, '.git', 'objects', 'info', 'alternates'), `${join(shared, '.git', 'objects')}\n`);
       const session = (await server.request('POST', '/v1/sessions', { body: { repository: { url: repository } } })).json;
       await events.waitFor((event) => event.type === 'session.setup.completed' && event.data.sessionId === session.id);

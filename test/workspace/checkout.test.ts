@@ -1,21 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { makeRepository } from '../support/git.ts';
 import { checkoutDirectory, resolveRepositorySource, runCheckout } from '../../src/workspace/checkout.ts';
 
-const IDENTITY = { GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY } });
-
-function repository(directory: string, file: string) {
-  mkdirSync(directory, { recursive: true });
-  git(directory, 'init', '-q', '-b', 'main');
-  writeFileSync(path.join(directory, file), 'x\n');
-  git(directory, 'add', '.');
-  git(directory, 'commit', '-q', '-m', 'first');
-}
+const repository = (directory: string, file: string) => makeRepository(directory, { [file]: 'x\n' });
 
 function setup(t: { after(fn: () => void): void }) {
   const top = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-checkout-')));
