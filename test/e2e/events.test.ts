@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { drainRawEventStream, EventRecorder, openRawEventStream } from '../support/events.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 
 async function runTurn(server: TestServer, fake: FakeProvider, text: string): Promise<string> {
   const session = (await server.request('POST', '/v1/sessions', { body: {} })).json;
@@ -16,16 +17,10 @@ async function runTurn(server: TestServer, fake: FakeProvider, text: string): Pr
 const rawSubscribe = (server: TestServer, headers: Record<string, string> = {}) => openRawEventStream(server.url, headers);
 
 describe('events over SSE', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), args: ['--event-replay-limit', '40'], keepAliveMs: 200 });
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
-  });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const started = useServerOnFakeProvider({ args: ['--event-replay-limit', '40'], keepAliveMs: 200 });
+  before(() => ({ fake, server } = started));
 
   it('sends frames with id, event and the envelope; live only without Last-Event-ID', async () => {
     await runTurn(server, fake, 'before anyone listened');
@@ -234,16 +229,10 @@ const frameIds = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((matc
 const frameSessions = (text: string) => [...text.matchAll(/^data: (.*)$/gm)].map((match) => JSON.parse(match[1]).sessionId as string | undefined);
 
 describe('events: the sessionId filter and the lastEventId query parameter', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), args: ['--event-replay-limit', '200'] });
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
-  });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const started = useServerOnFakeProvider({ args: ['--event-replay-limit', '200'] });
+  before(() => ({ fake, server } = started));
 
   it('replays and streams only the named session, with the ids of the whole stream', async () => {
     const mine = await runTurn(server, fake, 'mine');

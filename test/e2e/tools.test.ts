@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer, useServerOnFakeProvider } from '../support/harness.ts';
 import { responsesReply } from '../support/fake-provider-wire.ts';
 import { EventRecorder, type ReceivedEvent } from '../support/events.ts';
 
@@ -12,24 +13,17 @@ const call = (name: string, callId: string, args: unknown) => ({ name, arguments
 const toolEvent = (events: ReceivedEvent[], type: string, callId: string) => events.find((event) => event.type === type && event.data.data.callId === callId)?.data.data;
 
 describe('tools through the server', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  let events: EventRecorder;
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  let events!: EventRecorder;
   let outside: string;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
-    events = new EventRecorder(server.url, { lastEventId: 0 });
-    await events.opened;
+  const harness = useFakeServer();
+  before(() => {
+    ({ fake, server, events } = harness);
     outside = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-outside-')));
     writeFileSync(join(outside, 'secret.txt'), 'the secret outside every root\n');
   });
-  after(async () => {
-    events.close();
-    await server.close();
-    await fake.close();
-    rmSync(outside, { recursive: true, force: true });
-  });
+  after(() => rmSync(outside, { recursive: true, force: true }));
 
   const newSession = async (body: Record<string, unknown> = {}) => (await server.request('POST', '/v1/sessions', { body })).json;
   const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
@@ -177,16 +171,10 @@ describe('tools through the server', () => {
 });
 
 describe('tools with --yolo', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
-  before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), args: ['--yolo'] });
-  });
-  after(async () => {
-    await server.close();
-    await fake.close();
-  });
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const started = useServerOnFakeProvider({ args: ['--yolo'] });
+  before(() => ({ fake, server } = started));
 
   it('auto-approves commands and root access, but still refuses destructive commands and asks plan questions', async () => {
     const events = new EventRecorder(server.url, { lastEventId: 0 });
