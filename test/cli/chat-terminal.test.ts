@@ -2,24 +2,22 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, fakeProviderModels, waitForStatus, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { waitForStatus, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 import { tmuxChat } from './tmux-chat.ts';
 
 const chat = tmuxChat(`agentd-chat-${process.pid}`);
 
 describe('agentd chat in a terminal (tmux)', () => {
-  let fake: FakeProvider;
-  let server: TestServer;
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  // registered before the server's hooks, so that the chat ends before its server does
+  after(() => chat.kill());
+  const started = useServerOnFakeProvider();
   before(async () => {
-    fake = await startFakeProvider();
-    server = await startTestServer({ models: fakeProviderModels(fake.baseUrl) });
+    ({ fake, server } = started);
     await chat.start(server.url, server.workspace);
-  });
-  after(async () => {
-    chat.kill();
-    await server.close();
-    await fake.close();
   });
 
   it('streams a turn, answers an approval with one key, and Ctrl-C cancels, a second one exits', async () => {

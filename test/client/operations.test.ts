@@ -1,8 +1,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
-import { startTestServer, fakeProviderModels, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 import { AgentdError, createClient, OPERATION_ROUTES, type AgentdClient, type OperationId } from '../../src/client/index.ts';
 
 const shellCall = (callId: string, command: string[]) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
@@ -24,18 +25,14 @@ function recordingFetch(called: Set<OperationId>): typeof fetch {
 
 for (const backend of BACKENDS) {
   describe(`every operation through the SDK on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
+    let fake!: FakeProvider;
+    let server!: TestServer;
     let client: AgentdClient;
     const called = new Set<OperationId>();
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
+    const started = useServerOnFakeProvider({ backend });
+    before(() => {
+      ({ fake, server } = started);
       client = createClient({ baseUrl: `${server.url}/`, fetch: recordingFetch(called) });
-    });
-    after(async () => {
-      await server.close();
-      await fake.close();
     });
 
     it('answers each operation with its typed body', async () => {
