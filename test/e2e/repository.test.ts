@@ -4,8 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { startTestServer, waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer } from '../support/harness.ts';
 import { EventRecorder, type ReceivedEvent } from '../support/events.ts';
 import type { BackendKind } from '../support/backends.ts';
 import { git } from '../support/git.ts';
@@ -64,27 +65,20 @@ const setupEvents = (events: ReceivedEvent[], sessionId: string) =>
 
 function suite(backend: BackendKind, full: boolean) {
   describe(`repository sessions on ${backend}`, () => {
-    let fake: FakeProvider;
-    let server: TestServer;
-    let events: EventRecorder;
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    let events!: EventRecorder;
     let repository: string;
     let commits: ReturnType<typeof makeRepository>;
     let gate: ReturnType<typeof installGate>;
-    before(async () => {
-      fake = await startFakeProvider();
-      server = await startTestServer({ backend, models: fakeProviderModels(fake.baseUrl) });
+    const harness = useFakeServer({ backend });
+    before(() => {
+      ({ fake, server, events } = harness);
       repository = join(server.workspace, 'sources', 'project');
       commits = makeRepository(repository);
       gate = installGate(mkdtempSync(join(tmpdir(), 'agentd-gate-')));
-      events = new EventRecorder(server.url, { lastEventId: 0 });
-      await events.opened;
     });
-    after(async () => {
-      gate.remove();
-      events.close();
-      await server.close();
-      await fake.close();
-    });
+    after(() => gate.remove());
 
     const create = (body: unknown) => server.request('POST', '/v1/sessions', { body });
     const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
