@@ -83,19 +83,17 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
   response.flushHeaders();
   subscribers.track(response);
 
-  let keepAlive: NodeJS.Timeout;
-  const armKeepAlive = () => {
-    clearTimeout(keepAlive);
-    keepAlive = setTimeout(() => {
-      response.write(KEEP_ALIVE_FRAME);
-      armKeepAlive();
-    }, keepAliveMs);
-  };
-  armKeepAlive();
+  // A keep-alive comment goes out after keepAliveMs without a frame; each frame pushes it back
+  // by refreshing the one timer rather than replacing it.
+  const keepAlive = setTimeout(function sendKeepAlive() {
+    response.write(KEEP_ALIVE_FRAME);
+    keepAlive.refresh();
+  }, keepAliveMs);
+  const write = framesCorkedPerTick(response);
   const subscription = log.subscribe(options.lastEventId, {
     write(frame) {
-      armKeepAlive();
-      return response.write(frame);
+      keepAlive.refresh();
+      return write(frame);
     },
     onDrain(resume) {
       response.once('drain', resume);
@@ -106,4 +104,24 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
     subscription.close();
     release();
   });
+}
+
+/**
+ * A turn's stream events arrive in bursts (one provider chunk holds many deltas): the frames
+ * written in one synchronous run leave in one socket write, uncorked before the next tick.
+ */
+function framesCorkedPerTick(response: ServerResponse): (frame: string) => boolean {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    response.uncork();
+  };
+  return (frame) => {
+    if (!corked) {
+      corked = true;
+      response.cork();
+      process.nextTick(uncork);
+    }
+    return response.write(frame);
+  };
 }
