@@ -24,6 +24,7 @@ import type { CatalogModel } from './config/models-file.ts';
 import { startTelemetry } from './telemetry/telemetry.ts';
 import { lazyToolRegistries } from './runtime/tool-registries.ts';
 import type { McpManager } from './mcp/mcp-manager.ts';
+import type { ServerActivity } from './cli/idle-collection.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -33,6 +34,8 @@ export interface RunningServer {
   port: number;
   /** the Prometheus scrape URL with --metrics-port, else null */
   metricsUrl: string | null;
+  /** what the server has been doing, for work that should wait until it is idle */
+  activity(): ServerActivity;
   close(): Promise<void>;
 }
 
@@ -161,6 +164,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     await telemetry.close();
     throw error;
   }
+  let requests = 0;
+  app.server.on('request', () => requests++);
   const address = app.server.address();
   boundPort = typeof address === 'object' && address ? address.port : config.port;
   const hostForUrl = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
@@ -173,6 +178,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     port: boundPort,
     url: `http://${hostForUrl}:${boundPort}`,
     metricsUrl: telemetry.metricsUrl,
+    activity: () => ({ requests, activeTurns: scheduler.counts.running + scheduler.counts.queued }),
     close() {
       closing ??= (async () => {
         // Stop accepting (new requests on open connections get 503 server_stopping), let in-flight

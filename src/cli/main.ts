@@ -2,7 +2,8 @@ import { loadConfig, UsageError } from '../config/config.ts';
 import { formatServeHelp } from '../config/flags.ts';
 import { ModelsFileError } from '../config/models-file.ts';
 import { PathError } from '../workspace/paths.ts';
-import { startServer } from '../server.ts';
+import { tuneHeapForServer } from './heap-tuning.ts';
+import { collectWhenIdle } from './idle-collection.ts';
 
 const TOP_HELP = `Usage: agentd <command> [options]
 
@@ -36,11 +37,14 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  // Before the server's modules load: start-up allocates under the same sizing as the load after it.
+  tuneHeapForServer();
   let server;
   try {
     const config = await loadConfig(rest, process.env, process.cwd());
     delete process.env.SERVICE_TOKEN;
     if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
+    const { startServer } = await import('../server.ts');
     server = await startServer(config, process.env);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError) {
@@ -53,8 +57,10 @@ export async function main(argv: string[]): Promise<void> {
 
   console.log(`agentd listening on ${server.url}`);
   if (server.metricsUrl) console.log(`agentd metrics at ${server.metricsUrl}`);
+  const idleCollection = collectWhenIdle(() => server.activity(), server.app.log);
   const stop = async (signal: string) => {
     server.app.log.info({ signal }, 'stopping');
+    idleCollection.stop();
     await server.close();
     process.exit(0);
   };

@@ -1,0 +1,116 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { IDLE_COLLECTION, shouldCollect } from '../../src/cli/idle-collection.ts';
+
+const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
+const HEAP_TUNING = new URL('../../src/cli/heap-tuning.ts', import.meta.url).href;
+
+/** Starts `agentd serve` (dist/) on a fresh state dir; resolves with its stdout so far once it listens. */
+async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd listening on/): Promise<{ output: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentd-serve-memory-'));
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', '--state-dir', join(dir, 'state'), '--workspace-root', dir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, HOME: dir },
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  const seen = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: string) => {
+      output += chunk;
+      if (until.test(output)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', () => reject(new Error(`agentd exited:\n${output}`)));
+  });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  };
+  try {
+    await seen;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { output, stop };
+}
+
+describe('agentd serve: start-up and memory', () => {
+  it('loads none of what only a tenant registry, a sandbox runner, PostgreSQL, telemetry, MCP or a provider SDK needs', async () => {
+    // Every module URL node loads through the ESM loader, appended to a file by a resolve hook.
+    const dir = mkdtempSync(join(tmpdir(), 'agentd-imports-'));
+    const loaded = join(dir, 'loaded.txt');
+    writeFileSync(join(dir, 'hooks.mjs'), `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(${JSON.stringify(loaded)}, result.url + '\\n');
+  return result;
+}`);
+    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${join(dir, 'hooks.mjs')}`).href)});`);
+    const server = await serve(['--import', join(dir, 'register.mjs')], []);
+    await server.stop();
+    const urls = new Set(readFileSync(loaded, 'utf8').split('\n'));
+    assert.ok([...urls].some((url) => url.endsWith('/dist/server.js')), 'the trace sees the server load');
+    assert.ok([...urls].some((url) => url.includes('/node_modules/kysely/')), 'the trace sees packages load');
+    const unexpected = [...urls].filter((url) =>
+      /\/node_modules\/(typebox|pg|openai|@anthropic-ai|@opentelemetry|@modelcontextprotocol|prom-client)\/|\/dist\/(tenancy\/registry|sandbox\/(protocol|runner-probe|client))\.js$/.test(url),
+    );
+    assert.deepEqual(unexpected, []);
+  });
+
+  it('collects the start-up garbage once it is idle', async () => {
+    const server = await serve([], ['--log-level', 'debug'], /collected garbage while idle/);
+    await server.stop();
+    const line = JSON.parse(server.output.split('\n').find((text) => text.includes('collected garbage while idle'))!) as { heapMbBefore: number; heapMbAfter: number };
+    assert.ok(line.heapMbAfter < line.heapMbBefore, JSON.stringify(line));
+  });
+
+  it('keeps the young generation at 16 MB where V8 would grow it to 32 MB', () => {
+    // Allocation churn that keeps some of what it allocates, which makes V8 grow new space.
+    const churn = (tuned: boolean) => `
+      import v8 from 'node:v8';
+      ${tuned ? `const { tuneHeapForServer } = await import(${JSON.stringify(HEAP_TUNING)}); tuneHeapForServer();` : ''}
+      const ring = new Array(60000);
+      let peak = 0;
+      for (let round = 0; round < 120; round++) {
+        for (let i = 0; i < 5000; i++) ring[(round * 5000 + i) % ring.length] = { round, text: 'event ' + round + ':' + i + ' '.repeat(100) };
+        // the tuning adjusts after each collection, when the gc entries reach JavaScript
+        await new Promise((resolve) => setImmediate(resolve));
+        peak = Math.max(peak, v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size);
+      }
+      console.log(peak / 1048576);`;
+    const peakMb = (tuned: boolean) => {
+      const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', churn(tuned)], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
+      assert.equal(result.status, 0, result.stderr);
+      return Number(result.stdout.trim());
+    };
+    assert.equal(peakMb(false), 32, 'untuned, V8 grows new space to its 32 MB maximum');
+    assert.ok(peakMb(true) <= 16, 'tuned, new space stops at 16 MB');
+  });
+});
+
+describe('idle collection', () => {
+  const options = IDLE_COLLECTION;
+  const busyAt = 1_000_000;
+  const grown = options.growthBytes;
+
+  it('waits until nothing has happened for the quiet period', () => {
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: 0 }, busyAt + options.quietMs - 1, grown, options), false);
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: 0 }, busyAt + options.quietMs, grown, options), true);
+  });
+
+  it('collects again only after the heap grew since the last collection', () => {
+    const after = 40 * 1024 * 1024;
+    const quiet = busyAt + options.quietMs;
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: after }, quiet, after + grown - 1, options), false);
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: after }, quiet, after + grown, options), true);
+  });
+});
