@@ -1,4 +1,4 @@
-import { runModelStep, StepFailure, type StepListener, type StepResult } from './model-step.ts';
+import { runModelStep, StepFailure, type RetryPolicy, type StepListener, type StepResult } from './model-step.ts';
 import { assistantTextOf } from './loop.ts';
 import type { CanonicalItem, ProviderAdapter, ToolSpec } from './providers/types.ts';
 
@@ -114,6 +114,8 @@ export interface SummaryOptions {
   context: CanonicalItem[];
   listener: StepListener;
   signal: AbortSignal;
+  /** the turn's retry policy, so `--model-stall-timeout` bounds the summary as it bounds the answer */
+  retry?: RetryPolicy;
 }
 
 export interface Summary {
@@ -144,6 +146,7 @@ export async function summarizeContext(options: SummaryOptions): Promise<Summary
     },
     options.listener,
     options.signal,
+    options.retry,
   ).catch((error: unknown) => {
     // The partial text of a failed summary is nobody's output: only the cause matters.
     throw error instanceof StepFailure ? error.cause : error;

@@ -1,6 +1,6 @@
 import { nowIso } from '../domain/ids.ts';
 import type { AgentLoopResult } from '../agent/loop.ts';
-import type { StepListener } from '../agent/model-step.ts';
+import type { RetryPolicy, StepListener } from '../agent/model-step.ts';
 import { buildTelemetry } from '../agent/telemetry.ts';
 import type { CanonicalItem, ProviderAdapter, ToolSpec } from '../agent/providers/types.ts';
 import {
@@ -31,6 +31,8 @@ export interface CompactionDeps {
   contexts: ModelContextCache;
   hub: EventHub;
   adapter: ProviderAdapter;
+  /** the turn's retry policy (the boundary's stall timeout): the summary step is retried like the answer */
+  retry: RetryPolicy;
 }
 
 /** The first model request of the turn, as far as its size is concerned. */
@@ -144,6 +146,7 @@ function summarize(deps: CompactionDeps, turn: ActiveTurn, request: FirstRequest
     context,
     listener: summaryListener(deps.hub, turn),
     signal: turn.abort.signal,
+    retry: deps.retry,
   });
 }
 

@@ -206,7 +206,7 @@ export class TurnRunner {
       hub.emit('agent.turn.started', session.id, record.id, {});
       const instructions = () => instructionsFor(tools.planMode());
       // `/compact` and `/clear` end here; a context too large for the window is compacted first.
-      const prepared = await prepareTurnContext({ db: boundary.db, contexts: this.deps.contexts, hub, adapter }, turn, { model, instructions: instructions(), userItem, tools: tools.specs() });
+      const prepared = await prepareTurnContext({ db: boundary.db, contexts: this.deps.contexts, hub, adapter, retry }, turn, { model, instructions: instructions(), userItem, tools: tools.specs() });
       const result =
         prepared.command?.result ??
         (await runAgentLoop({

@@ -101,6 +101,22 @@ describe('provider faults', () => {
     assert.equal(result.output.assistantText, 'in time');
   });
 
+  it('the summary of /compact is bounded by the same stall timeout as an answer', async () => {
+    const { server, fake, events } = harness;
+    const session = await harness.newSession({ model: 'fake-responses' });
+    fake.enqueue({ kind: 'reply', text: 'something worth summarising' });
+    await waitForTurn(server, (await harness.submit(session.id, 'remember this')).id);
+    fake.enqueue({ kind: 'slow-first-byte', delayMs: 3_000, text: 'a late summary' }, { kind: 'reply', text: 'a timely summary' });
+    const turn = await waitForTurn(server, (await harness.submit(session.id, '/compact')).id, 20_000);
+    assert.equal(turn.status, 'completed');
+    await events.waitFor((event) => event.data?.turnId === turn.id && event.type === 'turn.completed');
+    const warnings = events.ofTurn(turn.id).filter((event) => event.type === 'warning').map((event) => event.data.data.text);
+    assert.ok(warnings.some((text) => /^compacting the context: model request 1 failed/.test(text)), `a stalled summary attempt is retried: ${JSON.stringify(warnings)}`);
+    const result = (await server.request('GET', `/v1/turns/${turn.id}/result`)).json;
+    assert.equal(result.output.assistantText, 'a timely summary');
+    assert.equal(fake.pendingSteps(), 0);
+  });
+
   for (const model of DIALECT_MODELS) {
     it(`${model}: a stream that stops sending bytes fails the turn as stalled after the retries`, async () => {
       const started = Date.now();
