@@ -52,12 +52,17 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
       state.busyAt = Date.now();
       return;
     }
-    const before = committedHeapBytes();
-    if (!shouldCollect(state, Date.now(), before, options)) return;
+    const before = v8.getHeapStatistics();
+    if (!shouldCollect(state, Date.now(), before.total_heap_size, options)) return;
     const startedAt = performance.now();
     collect();
-    state.heapAfterCollection = committedHeapBytes();
-    log.debug({ heapMbBefore: toMb(before), heapMbAfter: toMb(state.heapAfterCollection), ms: Math.round(performance.now() - startedAt) }, 'collected garbage while idle');
+    const after = v8.getHeapStatistics();
+    // committed pages go back to the system while V8 sweeps, after this figure is read
+    state.heapAfterCollection = after.total_heap_size;
+    log.debug(
+      { usedMbBefore: toMb(before.used_heap_size), usedMbAfter: toMb(after.used_heap_size), committedMbBefore: toMb(before.total_heap_size), ms: Math.round(performance.now() - startedAt) },
+      'collected garbage while idle',
+    );
   }, options.checkEveryMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
@@ -71,10 +76,6 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
 function fullCollection(): () => void {
   v8.setFlagsFromString('--expose-gc');
   return vm.runInNewContext('gc') as () => void;
-}
-
-function committedHeapBytes(): number {
-  return v8.getHeapStatistics().total_heap_size;
 }
 
 function toMb(bytes: number): number {
