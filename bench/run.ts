@@ -6,7 +6,8 @@
  *   node --import tsx bench/run.ts            (takes about 5 minutes)
  *
  * Knobs (environment): BENCH_SECONDS, BENCH_ROUNDS, BENCH_TURNS, BENCH_EVENT_RATE,
- * BENCH_MEMORY_TURNS, BENCH_STARTS, BENCH_NODE_FLAGS; see each benchmark's file.
+ * BENCH_MEMORY_TURNS, BENCH_STARTS, BENCH_NODE_FLAGS; see each benchmark's file. BENCH_AGENTD_ROOT
+ * runs agentd from another checkout (a before/after pair on one machine).
  */
 import { cpus } from 'node:os';
 import { benchHistoryPage, historyPageOptionsFromEnv } from './history-page.ts';
@@ -30,7 +31,7 @@ runIfMain(import.meta.url, async () => {
   await quietly('start-up', () => benchStartup(Number(process.env.BENCH_STARTS ?? 5)));
 
   const fake = await startFakeModel();
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: agentdNodeFlags() });
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: agentdNodeFlags(), root: process.env.BENCH_AGENTD_ROOT || undefined });
   const hello = await startHello();
   try {
     await quietly('memory, idle', () => printIdleRss(agentd));

@@ -64,7 +64,7 @@ export async function benchStartup(starts: number): Promise<void> {
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-bench-ws-')));
   const modelsFile = join(stateDir, 'models.json');
   writeFileSync(modelsFile, JSON.stringify(modelsFor('http://127.0.0.1:9/v1')));
-  const agentdArgs = (state: string) => [join(REPO_ROOT, 'bin', 'agentd.js'), 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--models-file', modelsFile];
+  const agentdArgs = (state: string) => [join(process.env.BENCH_AGENTD_ROOT || REPO_ROOT, 'bin', 'agentd.js'), 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--models-file', modelsFile];
   const agentdListening = /agentd listening on (http:\/\/\S+)/;
   try {
     const fresh: Start[] = [];
