@@ -89,11 +89,10 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
     response.write(KEEP_ALIVE_FRAME);
     keepAlive.refresh();
   }, keepAliveMs);
-  const write = framesCorkedPerTick(response);
   const subscription = log.subscribe(options.lastEventId, {
     write(frame) {
       keepAlive.refresh();
-      return write(frame);
+      return response.write(frame);
     },
     onDrain(resume) {
       response.once('drain', resume);
@@ -106,22 +105,3 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
   });
 }
 
-/**
- * A turn's stream events arrive in bursts (one provider chunk holds many deltas): the frames
- * written in one synchronous run leave in one socket write, uncorked before the next tick.
- */
-function framesCorkedPerTick(response: ServerResponse): (frame: string) => boolean {
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    response.uncork();
-  };
-  return (frame) => {
-    if (!corked) {
-      corked = true;
-      response.cork();
-      process.nextTick(uncork);
-    }
-    return response.write(frame);
-  };
-}
