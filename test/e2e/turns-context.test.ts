@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
 import { BACKENDS } from '../support/backends.ts';
+import { breakHistoryInserts } from '../support/storage-faults.ts';
 import { startHarness, type Harness } from '../runtime/history-support.ts';
 import { loadModelContext } from '../../src/runtime/model-context.ts';
 import { HISTORY_NOT_STORED } from '../../src/runtime/turn-runner.ts';
@@ -33,16 +33,6 @@ for (const backend of BACKENDS) {
       return turn;
     }
 
-    async function breakHistoryInserts(): Promise<() => Promise<void>> {
-      if (backend === 'sqlite') {
-        await sql`create trigger fail_history before insert on history_turns begin select raise(abort, 'simulated storage failure'); end`.execute(db());
-        return async () => void (await sql`drop trigger fail_history`.execute(db()));
-      }
-      await sql`create or replace function fail_history() returns trigger language plpgsql as $$ begin raise exception 'simulated storage failure'; end $$`.execute(db());
-      await sql`create trigger fail_history before insert on history_turns for each row execute function fail_history()`.execute(db());
-      return async () => void (await sql`drop trigger fail_history on history_turns`.execute(db()));
-    }
-
     it('sends what a cold load gives after appends, a tool round trip, /compact, a failed terminal write, /clear and a fork', async () => {
       const session = await h.newSession();
       const id = session.id;
@@ -53,7 +43,7 @@ for (const backend of BACKENDS) {
       assert.equal((await h.runTurn(id, '/compact')).status, 'completed');
       await turnSeesStoredContext(id, 'after the summary', { kind: 'reply', text: 'Noted.' });
 
-      const repair = await breakHistoryInserts();
+      const repair = await breakHistoryInserts(backend, db());
       h.fake.enqueue({ kind: 'reply', text: 'an answer that is not stored' });
       const lost = await h.runTurn(id, 'lost turn');
       await repair();

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { BACKENDS } from '../support/backends.ts';
+import { breakHistoryInserts } from '../support/storage-faults.ts';
 import { waitForTurn } from '../support/server.ts';
 import { useFakeServer } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
@@ -14,20 +15,9 @@ for (const backend of BACKENDS) {
     const harness = useFakeServer({ backend });
     const db = () => harness.server.server.store.db;
 
-    /** Every insert into history_turns fails until the trigger is dropped. */
-    async function breakHistoryInserts(): Promise<() => Promise<void>> {
-      if (backend === 'sqlite') {
-        await sql`create trigger fail_history before insert on history_turns begin select raise(abort, 'simulated storage failure'); end`.execute(db());
-        return async () => void (await sql`drop trigger fail_history`.execute(db()));
-      }
-      await sql`create or replace function fail_history() returns trigger language plpgsql as $$ begin raise exception 'simulated storage failure'; end $$`.execute(db());
-      await sql`create trigger fail_history before insert on history_turns for each row execute function fail_history()`.execute(db());
-      return async () => void (await sql`drop trigger fail_history on history_turns`.execute(db()));
-    }
-
     it('fails the turn saying so, writes nothing of its transaction, and keeps the answer visible', async () => {
       const session = await harness.newSession();
-      const repair = await breakHistoryInserts();
+      const repair = await breakHistoryInserts(backend, db());
       harness.fake.enqueue({ kind: 'reply', text: 'the answer worth keeping', usage: { input: 10, output: 5, cached: 0 } });
       const submitted = (await harness.server.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: 'hello' } })).json;
       const turn = await waitForTurn(harness.server, submitted.id);
