@@ -159,7 +159,11 @@ for (const backend of BACKENDS) {
       const turn = await harness.submit(session.id, 'MANY-MAIN fan out');
       assert.equal((await waitForTurn(server, turn.id, 60_000)).status, 'completed');
       assert.match(childOutputOf(fake, 'MANY-MAIN', 'call_many_100'), /at most 100 agents/);
-      assert.equal(events.ofTurn(turn.id).filter((event) => event.type === 'agent.started').length, 100);
+      // counted at the provider: each child that started asked the model once (the event stream of a
+      // loaded machine may drop deltas, and with them a start event, to a slow test reader)
+      const childrenAsked = Array.from({ length: 101 }, (_, index) => requestsOf(fake, `MANY-${index}:`).length > 0);
+      assert.equal(childrenAsked.filter(Boolean).length, 100);
+      assert.equal(childrenAsked[100], false, 'the 101st never started');
 
       const body = (await server.request('GET', `/v1/turns/${turn.id}/agents`)).json;
       // 100 answers of about 1,500 characters overrun the 64 Ki budget: the list is cut and says so
