@@ -9,7 +9,10 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { BoundedLineSplitter } from './ndjson.ts';
 import { encodeLine, MAX_LINE_BYTES, type OperationRequest, type ReadyLine, type ResultLine } from './protocol.ts';
 
-export type SandboxErrorCode = 'sandbox_unavailable' | 'sandbox_protocol_error' | 'sandbox_died' | 'sandbox_start_timeout' | 'sandbox_request_rejected' | 'sandbox_closed';
+export type SandboxErrorCode = 'sandbox_unavailable' | 'sandbox_protocol_error' | 'sandbox_died' | 'sandbox_start_timeout' | 'sandbox_request_rejected' | 'sandbox_closed' | 'sandbox_cancel_timeout';
+
+/** How long a cancelled call may take to report its end before the runner, and all it runs, is killed. */
+export const CANCEL_GRACE_MS = 5_000;
 
 export class SandboxError extends Error {
   constructor(
@@ -171,9 +174,18 @@ export class SandboxClient {
     const runner = this.runner!;
     const id = String(this.nextId++);
     return new Promise<ResultLine>((resolve, reject) => {
-      const abort = () => runner.send({ type: 'cancel', id });
+      // A runner that does not report the cancelled call's end in time is killed with everything it
+      // runs, so a cancel or a shutdown never waits on it.
+      let overdue: NodeJS.Timeout | undefined;
+      const abort = () => {
+        runner.send({ type: 'cancel', id });
+        overdue = setTimeout(() => runner.fail(new SandboxError('sandbox_cancel_timeout', `the sandbox runner did not end a cancelled call within ${CANCEL_GRACE_MS} ms`)), CANCEL_GRACE_MS);
+      };
       options.signal?.addEventListener('abort', abort, { once: true });
-      const cleanup = () => options.signal?.removeEventListener('abort', abort);
+      const cleanup = () => {
+        clearTimeout(overdue);
+        options.signal?.removeEventListener('abort', abort);
+      };
       runner.pending.set(id, {
         resolve: (result) => (cleanup(), resolve(result)),
         reject: (error) => (cleanup(), reject(error)),

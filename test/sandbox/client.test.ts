@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SandboxClient, type SandboxError } from '../../src/sandbox/client.ts';
+import { CANCEL_GRACE_MS, SandboxClient, type SandboxError } from '../../src/sandbox/client.ts';
 import { MAX_LINE_BYTES } from '../../src/sandbox/protocol.ts';
 import { sandboxClient, scratchDirectory, shell } from './support.ts';
 
@@ -61,6 +61,19 @@ describe('the sandbox client against broken runners', () => {
   it('fails a pending call when the runner dies mid-call', async () => {
     const client = brokenRunner(`${READY} process.stdin.once('data', () => process.exit(9)); setInterval(() => {}, 1000);`);
     await rejectsWith(client.call({ type: 'run', shell: 'true' }), 'sandbox_died');
+    await client.close();
+  });
+
+  it('kills a runner that does not end a cancelled call in time, so a cancel never waits on it', async () => {
+    // reads requests (a cancel included) and never answers any of them
+    const client = brokenRunner(`${READY} process.stdin.on('data', () => {}); setInterval(() => {}, 1000);`);
+    const controller = new AbortController();
+    const call = client.call({ type: 'run', shell: 'sleep 100' }, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const abortedAt = Date.now();
+    controller.abort();
+    await rejectsWith(call, 'sandbox_cancel_timeout');
+    assert.ok(Date.now() - abortedAt >= CANCEL_GRACE_MS - 100, 'the runner had its grace first');
     await client.close();
   });
 
