@@ -25,9 +25,12 @@ describe('sandboxes orphaned by a killed agentd', () => {
     const theirs = `sleep 62.${Date.now() % 100_000}1`;
     orphanedSandbox(backend.stateDir, mine);
     orphanedSandbox(elsewhere, theirs);
-    const deadline = Date.now() + 5_000;
-    while ((processesWith(mine).length === 0 || processesWith(theirs).length === 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(processesWith(mine).length > 0 && processesWith(theirs).length > 0, 'both orphans run');
+    // Wait for the bwraps themselves (argv "--tmpfs <dir> --"): the shell that starts each one also
+    // carries the marker, and on a loaded machine a sweep could run before its bwrap exists.
+    const bwrapOf = (masked: string) => processesWith(`--tmpfs ${masked} --`);
+    const deadline = Date.now() + 10_000;
+    while ((bwrapOf(backend.stateDir).length === 0 || bwrapOf(elsewhere).length === 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(bwrapOf(backend.stateDir).length > 0 && bwrapOf(elsewhere).length > 0, 'both orphans run');
 
     const server = await startTestServer({ reuse: { backend, workspace: mkdtempSync(join(tmpdir(), 'agentd-orphan-ws-')) } });
     try {
