@@ -74,8 +74,20 @@ export class ModelContextCache {
     const now = this.entries.get(sessionId);
     this.forget(sessionId);
     // the entry came right after the context held before: the cache may go on from it
-    if (now !== undefined && now === before && index === before.nextIndex) this.keep(sessionId, contextAfter(before, index, entry));
+    if (now !== undefined && now === before && index === before.nextIndex) this.extend(sessionId, before, index, entry);
     return index;
+  }
+
+  /**
+   * The write has committed, so nothing here may fail the append: a context that cannot be built
+   * from the entry is simply not kept, and the next turn loads it from the store.
+   */
+  private extend(sessionId: string, before: ModelContext, index: number, entry: ContextEntry): void {
+    try {
+      this.keep(sessionId, contextAfter(before, index, entry));
+    } catch {
+      this.forget(sessionId);
+    }
   }
 
   /** The session is gone (deleted), or its history changed otherwise. */

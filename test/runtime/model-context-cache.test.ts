@@ -133,6 +133,21 @@ for (const kind of BACKENDS) {
       assert.equal((await cache.current(id)).nextIndex, 1);
     });
 
+    it('answers the stored index when the committed entry cannot be copied into the cache, and reads the context anew', async () => {
+      const cache = new ModelContextCache(store.db);
+      const id = await newSession();
+      await append(cache, id, entry('kept'));
+      assert.equal((await cache.current(id)).nextIndex, 1);
+      assert.equal(cache.size, 1);
+      const stored = entry('stored');
+      // the store wrote `stored`; the copy the cache would keep cannot be made (JSON refuses a BigInt)
+      const uncopyable = { ...stored, items: [{ ...user('x'), size: 1n }] as unknown as CanonicalItem[] };
+      assert.equal(await cache.append(id, uncopyable, (index) => appendHistoryEntry(store.db, id, stored, { index })), 1);
+      assert.equal(cache.size, 0);
+      await assertColdEqual(cache, id);
+      assert.equal((await cache.current(id)).nextIndex, 2);
+    });
+
     it('forgets the context when a turn\'s terminal write fails, and the next turn stores at the same index', async () => {
       const cache = new ModelContextCache(store.db);
       const id = await newSession();
