@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/config.ts';
@@ -25,6 +24,7 @@ import { startTelemetry } from './telemetry/telemetry.ts';
 import { lazyToolRegistries } from './runtime/tool-registries.ts';
 import type { McpManager } from './mcp/mcp-manager.ts';
 import type { ServerActivity } from './cli/idle-collection.ts';
+import { VERSION } from './version.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -39,7 +39,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export { VERSION };
 
 /** Opens the store, builds the application and listens. Throws before binding on bad configuration. */
 /** Knobs for embedding and tests; the CLI uses the defaults. */

@@ -53,15 +53,19 @@ export function modelsFor(fakeBaseUrl: string) {
 }
 
 /**
- * bin/agentd.js runs the compiled dist/; a benchmark of stale JavaScript would measure the wrong
- * code, so dist/ is rebuilt (`tsc -p tsconfig.build.json`, what `npm run build` runs) when any
+ * bin/agentd.js runs the bundle in dist/; a benchmark of stale JavaScript would measure the wrong
+ * code, so dist/ is rebuilt (tsc, the contract and the bundle, as `npm run build` does) when any
  * source is newer than it.
  */
 export function ensureBuilt(root = REPO_ROOT): void {
   const newestSource = newestMtime(join(root, 'src'));
   const dist = join(root, 'dist');
-  if (existsSync(join(dist, 'cli', 'main.js')) && newestMtime(dist) >= newestSource) return;
+  // an older checkout (BENCH_AGENTD_ROOT) may predate the contract file or the bundle
+  const steps = ['emit-contract.mjs', 'bundle.mjs'].filter((step) => existsSync(join(root, 'scripts', step)));
+  const entry = steps.includes('bundle.mjs') ? join(dist, 'bundle', 'agentd.js') : join(dist, 'cli', 'main.js');
+  if (existsSync(entry) && newestMtime(dist) >= newestSource) return;
   execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  for (const step of steps) execFileSync(process.execPath, [join(root, 'scripts', step)], { cwd: root, stdio: 'inherit' });
 }
 
 function newestMtime(directory: string): number {

@@ -43,6 +43,24 @@ async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd
   return { output, stop };
 }
 
+const BUNDLE = new URL('../../dist/bundle/', import.meta.url);
+
+/**
+ * What the loaded module URLs hold: a file of the bundle (dist/bundle/) stands for the sources
+ * esbuild put in it (its metafile), named as the URLs of those sources would be.
+ */
+function loadedSources(urls: string[]): Set<string> {
+  const meta = JSON.parse(readFileSync(new URL('meta.json', BUNDLE), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+  const root = new URL('../../', import.meta.url).href;
+  const sources = new Set<string>();
+  for (const url of urls) {
+    const output = url.startsWith(BUNDLE.href) ? meta.outputs[`dist/bundle/${url.slice(BUNDLE.href.length)}`] : undefined;
+    if (output === undefined) sources.add(url);
+    else for (const input of Object.keys(output.inputs)) sources.add(root + input);
+  }
+  return sources;
+}
+
 describe('agentd serve: start-up and memory', () => {
   it('loads none of what only a tenant registry, a sandbox runner, PostgreSQL, telemetry, MCP or a provider SDK needs', async () => {
     // Every module URL node loads through the ESM loader, appended to a file by a resolve hook.
@@ -57,7 +75,7 @@ export async function resolve(specifier, context, next) {
     writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${join(dir, 'hooks.mjs')}`).href)});`);
     const server = await serve(['--import', join(dir, 'register.mjs')], []);
     await server.stop();
-    const urls = new Set(readFileSync(loaded, 'utf8').split('\n'));
+    const urls = loadedSources(readFileSync(loaded, 'utf8').split('\n'));
     assert.ok([...urls].some((url) => url.endsWith('/dist/server.js')), 'the trace sees the server load');
     assert.ok([...urls].some((url) => url.includes('/node_modules/kysely/')), 'the trace sees packages load');
     const unexpected = [...urls].filter((url) =>
