@@ -4,6 +4,7 @@ import type { CanonicalItem } from '../domain/canonical-item.ts';
 import { telemetryList, type HistoryEffect, type HistoryEntry, type NewHistoryEntry } from '../domain/history-entry.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { addSessionUsage, writingSessionRows } from './sessions.ts';
+import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
 
 /*
@@ -46,36 +47,60 @@ export interface SessionChanges {
 
 /** The session's usage, updatedAt and derived title in one statement: a turn's end makes one write to its session. */
 async function updateSessionAfterEntry(db: Db, sessionId: string, usage: UsageCounters | null, changes: SessionChanges): Promise<void> {
-  const { derivedTitle } = changes;
-  await writingSessionRows(
+  const title = changes.derivedTitle === null ? null : encodeStoredText(changes.derivedTitle);
+  await writingSessionRows(updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title }));
+}
+
+const NO_USAGE: UsageCounters = { input: 0, output: 0, cached: 0 };
+
+/*
+ * One statement for every turn's end: no usage adds zeros, and no derived title (null) keeps the
+ * title, as does a manual one.
+ */
+const updateSessionRowAfterEntry = preparedQuery(
+  (db, param: Param<{ sessionId: string; updatedAt: string; usage: UsageCounters; title: string | null }>) =>
     db
       .updateTable('sessions')
       .set((eb) => ({
-        updated_at: changes.updatedAt,
-        ...(usage && {
-          usage_input: eb('usage_input', '+', usage.input),
-          usage_output: eb('usage_output', '+', usage.output),
-          usage_cached: eb('usage_cached', '+', usage.cached),
-        }),
-        ...(derivedTitle !== null && {
-          title: eb.case().when('title_is_manual', '=', 0).then(encodeStoredText(derivedTitle)).else(eb.ref('title')).end(),
-        }),
+        updated_at: param((values) => values.updatedAt),
+        usage_input: eb('usage_input', '+', param((values) => values.usage.input)),
+        usage_output: eb('usage_output', '+', param((values) => values.usage.output)),
+        usage_cached: eb('usage_cached', '+', param((values) => values.usage.cached)),
+        title: eb
+          .case()
+          .when('title_is_manual', '=', 0)
+          .then(eb.fn.coalesce(eb.val(param((values) => values.title)), eb.ref('title')))
+          .else(eb.ref('title'))
+          .end(),
       }))
-      .where('id', '=', sessionId)
-      .execute(),
-  );
-}
+      .where('id', '=', param((values) => values.sessionId)),
+);
 
 /** Writes an entry at the index it carries, touching nothing else (tests and benchmarks seed with it). */
 export async function insertHistoryEntry(db: Db, sessionId: string, entry: HistoryEntry): Promise<void> {
-  await db.insertInto('history_turns').values(toRow(sessionId, entry)).execute();
+  await insertHistoryRow(db, toRow(sessionId, entry));
 }
+
+const HISTORY_COLUMNS = {
+  session_id: true, idx: true, turn_id: true, at: true, user_text: true, assistant_text: true, error: true,
+  response_id: true, effect: true, items: true, display_items: true, usage: true, provider_telemetry: true,
+} as const;
+
+const insertHistoryRow = preparedQuery((db, param: Param<HistoryTurnsTable>) => db.insertInto('history_turns').values(rowParams(param, HISTORY_COLUMNS)));
 
 /** The index after the newest entry (the count, since indices are dense from 0). */
 export async function nextHistoryIndex(db: Db, sessionId: string): Promise<number> {
-  const row = await db.selectFrom('history_turns').select((eb) => eb.fn.max<number>('idx').as('max')).where('session_id', '=', sessionId).executeTakeFirst();
-  return row?.max === null || row?.max === undefined ? 0 : Number(row.max) + 1;
+  const { rows } = await newestHistoryIndex(db, { sessionId });
+  const max = rows[0]?.max;
+  return max === null || max === undefined ? 0 : Number(max) + 1;
 }
+
+const newestHistoryIndex = preparedQuery((db, param: Param<{ sessionId: string }>) =>
+  db
+    .selectFrom('history_turns')
+    .select((eb) => eb.fn.max<number>('idx').as('max'))
+    .where('session_id', '=', param((values) => values.sessionId)),
+);
 
 /** Entries with index in [from, to), oldest first. */
 export async function readHistoryRange(db: Db, sessionId: string, from: number, to: number): Promise<HistoryEntry[]> {

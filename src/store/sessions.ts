@@ -3,6 +3,7 @@ import type { SessionsTable } from './schema.ts';
 import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
+import { preparedQuery, rowParams, type Param, type PreparedQuery } from './prepared-query.ts';
 
 export interface SessionRecord {
   id: string;
@@ -69,7 +70,7 @@ export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
  */
 export async function insertSession(db: Db, boundaryId: string, session: SessionRecord): Promise<void> {
   const row = toRow(boundaryId, session);
-  if (db.isTransaction) return void (await writingSessionRows(db.insertInto('sessions').values(row).execute()));
+  if (db.isTransaction) return void (await writingSessionRows(insertSessionRows(db, [row])));
   return new Promise((resolve, reject) => {
     let batch = pendingInserts.get(db);
     if (batch === undefined) {
@@ -98,7 +99,7 @@ async function insertBatch(db: Db): Promise<void> {
   for (let start = 0; start < batch.length; start += MAXIMUM_ROWS_PER_INSERT) {
     const group = batch.slice(start, start + MAXIMUM_ROWS_PER_INSERT);
     try {
-      await writingSessionRows(db.insertInto('sessions').values(group.map((entry) => entry.row)).execute());
+      await writingSessionRows(insertSessionRows(db, group.map((entry) => entry.row)));
       for (const entry of group) entry.resolve();
     } catch (error) {
       if (group.length === 1) group[0].reject(error);
@@ -110,17 +111,54 @@ async function insertBatch(db: Db): Promise<void> {
 
 async function insertAlone(db: Db, entry: PendingInsert): Promise<void> {
   try {
-    await writingSessionRows(db.insertInto('sessions').values(entry.row).execute());
+    await writingSessionRows(insertSessionRows(db, [entry.row]));
     entry.resolve();
   } catch (error) {
     entry.reject(error);
   }
 }
 
-export async function findSession(db: Db, boundaryId: string, id: string): Promise<SessionRecord | null> {
-  const row = await db.selectFrom('sessions').selectAll().where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
-  return row ? fromRow(row) : null;
+const SESSION_COLUMNS = {
+  id: true, boundary_id: true, created_at: true, updated_at: true, provider: true, connection: true, model: true,
+  transport_model: true, dialect: true, cwd: true, effort: true, title: true, title_is_manual: true, archived: true,
+  usage_input: true, usage_output: true, usage_cached: true, repository_url: true, repository_ref: true,
+  owns_checkout: true, plan_mode: true, allowances: true,
+} as const;
+
+/** The insert of `rows.length` rows, one prepared statement per row count. */
+function insertSessionRows(db: Db, rows: SessionsTable[]): Promise<unknown> {
+  let insert = sessionInserts.get(rows.length);
+  if (insert === undefined) {
+    insert = preparedSessionInsert(rows.length);
+    sessionInserts.set(rows.length, insert);
+  }
+  return insert(db, rows);
 }
+
+const sessionInserts = new Map<number, PreparedQuery<SessionsTable[], unknown>>();
+
+function preparedSessionInsert(count: number): PreparedQuery<SessionsTable[], unknown> {
+  return preparedQuery((db, param: Param<SessionsTable[]>) => {
+    const rows = Array.from({ length: count }, (_, index) => {
+      const paramOfRow: Param<SessionsTable> = (read) => param((batch) => read(batch[index]));
+      return rowParams(paramOfRow, SESSION_COLUMNS);
+    });
+    return db.insertInto('sessions').values(rows);
+  });
+}
+
+export async function findSession(db: Db, boundaryId: string, id: string): Promise<SessionRecord | null> {
+  const { rows } = await selectSession(db, { boundaryId, id });
+  return rows.length > 0 ? fromRow(rows[0]) : null;
+}
+
+const selectSession = preparedQuery((db, param: Param<{ boundaryId: string; id: string }>) =>
+  db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('boundary_id', '=', param((values) => values.boundaryId))
+    .where('id', '=', param((values) => values.id)),
+);
 
 /** Keyset page ordered by updatedAt desc, id desc; stable under concurrent inserts. */
 export async function listSessions(

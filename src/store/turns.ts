@@ -3,6 +3,7 @@ import type { Db } from './database.ts';
 import type { TurnsTable } from './schema.ts';
 import { boundEventText, EVENT_TEXT_LIMIT } from '../domain/event-text.ts';
 import { ACTIVE_STATUSES, type TurnStatus } from '../domain/turn-status.ts';
+import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText, MAX_ESCAPE_WIDTH, STORED_TEXT_MARKER } from './text-codec.ts';
 
 export interface TurnOutputRecord {
@@ -47,8 +48,15 @@ export function boundTurnText(text: TurnText): Pick<TurnRecord, 'input' | 'userT
 
 /** Inserts a new turn with its whole text; `turn`'s own text fields are not written. */
 export async function insertTurn(db: Db, turn: TurnRecord, text: TurnText): Promise<void> {
-  await db.insertInto('turns').values({ ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText) }).execute();
+  await insertTurnRow(db, { ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText) });
 }
+
+const TURN_COLUMNS = {
+  id: true, boundary_id: true, session_id: true, client_request_id: true, input_digest: true, status: true,
+  created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true,
+} as const;
+
+const insertTurnRow = preparedQuery((db, param: Param<TurnsTable>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));
 
 export async function findTurn(db: Db, boundaryId: string, id: string): Promise<TurnRecord | null> {
   const row = await selectTurns(db).where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
@@ -98,13 +106,21 @@ function selectTurns(db: Db) {
 }
 
 export async function updateTurn(db: Db, turn: TurnRecord): Promise<void> {
-  const row = toRow(turn);
-  await db
-    .updateTable('turns')
-    .set({ status: row.status, started_at: row.started_at, finished_at: row.finished_at, error: row.error, output: row.output })
-    .where('id', '=', turn.id)
-    .execute();
+  await updateTurnRow(db, toRow(turn));
 }
+
+const updateTurnRow = preparedQuery((db, param: Param<Omit<TurnsTable, 'input' | 'user_text'>>) =>
+  db
+    .updateTable('turns')
+    .set({
+      status: param((row) => row.status),
+      started_at: param((row) => row.started_at),
+      finished_at: param((row) => row.finished_at),
+      error: param((row) => row.error),
+      output: param((row) => row.output),
+    })
+    .where('id', '=', param((row) => row.id)),
+);
 
 /** Turns a dead process left queued, running or waiting become failed with error `interrupted`. */
 export async function failInterruptedTurns(db: Db, finishedAt: string): Promise<number> {
