@@ -5,11 +5,15 @@
  *   node --import tsx bench/http-routes.ts            (BENCH_SECONDS per run, BENCH_ROUNDS rounds)
  *   BENCH_BEFORE_ROOT=<another checkout> node --import tsx bench/http-routes.ts
  *                                                     (that build measured in the same rounds, alternating)
+ *
+ * BENCH_AGENTD_ROOT runs the measured agentd from another checkout instead of this one (a before and
+ * an after build, neither of them a working tree others are changing). BENCH_NODE_FLAGS passes node
+ * options to it, e.g. "--cpu-prof --cpu-prof-dir=/tmp/routes-prof".
  */
 import { startAgentd, startHello, type AgentdChild, type Child } from './support/children.ts';
 import { HttpClient } from './support/http-client.ts';
 import { median, printFigure, runIfMain, whole, fixed } from './support/report.ts';
-import { runWrk, type WrkResult } from './support/wrk.ts';
+import { runWrk, type WrkOptions, type WrkResult } from './support/wrk.ts';
 import { waitForQuietMachine } from './support/quiet.ts';
 import { loadavg } from 'node:os';
 
@@ -39,10 +43,21 @@ async function prepareRoutes(agentd: AgentdChild): Promise<Routes> {
   return { one: `${agentd.url}/v1/sessions/${sessionIds[100]}`, list: `${agentd.url}/v1/sessions?limit=50`, create: `${agentd.url}/v1/sessions` };
 }
 
+/** A wrk run with agentd's CPU time per request over it (utime+stime, 10 ms ticks): it holds up on a busy machine. */
+interface RouteRun extends WrkResult {
+  cpuUsPerRequest: number;
+}
+
 interface RouteResults {
-  one: WrkResult[];
-  list: WrkResult[];
-  create: WrkResult[];
+  one: RouteRun[];
+  list: RouteRun[];
+  create: RouteRun[];
+}
+
+async function measureRoute(agentd: AgentdChild, url: string, options: WrkOptions): Promise<RouteRun> {
+  const cpuBefore = agentd.cpuMs();
+  const result = await runWrk(url, options);
+  return { ...result, cpuUsPerRequest: ((agentd.cpuMs() - cpuBefore) * 1000) / result.requests };
 }
 
 const noResults = (): RouteResults => ({ one: [], list: [], create: [] });
@@ -68,13 +83,13 @@ export async function benchHttpRoutes(agentd: AgentdChild, hello: Child, options
   for (let round = 0; round < options.rounds; round++) {
     helloResults.push(await runWrk(helloUrl, options));
     for (const build of builds) {
-      build.results.one.push(await runWrk(build.routes.one, options));
-      build.results.list.push(await runWrk(build.routes.list, options));
+      build.results.one.push(await measureRoute(build.agentd, build.routes.one, options));
+      build.results.list.push(await measureRoute(build.agentd, build.routes.list, options));
     }
   }
   // Creating sessions last: it grows the table the reads above measure.
   for (let round = 0; round < options.rounds; round++) {
-    for (const build of builds) build.results.create.push(await runWrk(build.routes.create, { ...options, postJson: {} }));
+    for (const build of builds) build.results.create.push(await measureRoute(build.agentd, build.routes.create, { ...options, postJson: {} }));
   }
 
   const helloRate = rate(helloResults);
@@ -85,6 +100,7 @@ export async function benchHttpRoutes(agentd: AgentdChild, hello: Child, options
 
 const rate = (runs: WrkResult[]) => median(runs.map((run) => run.requestsPerSecond));
 const errors = (runs: WrkResult[]) => runs.reduce((sum, run) => sum + run.errors, 0);
+const cpu = (runs: RouteRun[]) => `agentd CPU ${whole(median(runs.map((run) => run.cpuUsPerRequest)))} µs per request`;
 
 function printRouteFigures(results: RouteResults, helloRate: number, rounds: string, label: string): void {
   const oneRate = rate(results.one);
@@ -93,7 +109,7 @@ function printRouteFigures(results: RouteResults, helloRate: number, rounds: str
     value: `${whole(oneRate)} req/s = ${fixed((100 * oneRate) / helloRate)}% of hello`,
     target: '≥ 60% of hello',
     met: oneRate >= 0.6 * helloRate && errors(results.one) === 0,
-    detail: `${rounds}; ${errors(results.one)} errors`,
+    detail: `${rounds}; ${errors(results.one)} errors; ${cpu(results.one)}`,
   });
   const listRate = rate(results.list);
   printFigure({
@@ -101,7 +117,7 @@ function printRouteFigures(results: RouteResults, helloRate: number, rounds: str
     value: `${whole(listRate)} req/s = ${fixed((100 * listRate) / helloRate)}% of hello`,
     target: '≥ 30% of hello',
     met: listRate >= 0.3 * helloRate && errors(results.list) === 0,
-    detail: `${rounds}; ${errors(results.list)} errors`,
+    detail: `${rounds}; ${errors(results.list)} errors; ${cpu(results.list)}`,
   });
   const createRate = rate(results.create);
   printFigure({
@@ -109,13 +125,18 @@ function printRouteFigures(results: RouteResults, helloRate: number, rounds: str
     value: `${whole(createRate)} req/s`,
     target: '≥ 8,000/s',
     met: createRate >= 8000 && errors(results.create) === 0,
-    detail: `${rounds}; ${errors(results.create)} errors; ${results.create[0].command.replace(/http\S+/, 'http://127.0.0.1:PORT/v1/sessions')}`,
+    detail: `${rounds}; ${errors(results.create)} errors; ${cpu(results.create)}; ${results.create[0].command.replace(/http\S+/, 'http://127.0.0.1:PORT/v1/sessions')}`,
   });
 }
 
 runIfMain(import.meta.url, async () => {
   const beforeRoot = process.env.BENCH_BEFORE_ROOT;
-  const [agentd, hello, before] = await Promise.all([startAgentd(), startHello(), beforeRoot ? startAgentd({ root: beforeRoot }) : undefined]);
+  const nodeArgs = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const [agentd, hello, before] = await Promise.all([
+    startAgentd({ root: process.env.BENCH_AGENTD_ROOT || undefined, nodeArgs }),
+    startHello(),
+    beforeRoot ? startAgentd({ root: beforeRoot }) : undefined,
+  ]);
   try {
     const busy = await waitForQuietMachine();
     const load = loadavg().map((value) => fixed(value, 2)).join(' ');

@@ -166,8 +166,8 @@ export async function spawnListening(nodeArgs: string[], pattern: RegExp, logFil
   const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });
   closeSync(fd);
-  let exited = false;
-  child.once('exit', () => (exited = true));
+  let exited: string | null = null;
+  child.once('exit', (code, signal) => (exited = `exited with ${signal ?? `code ${code}`}`));
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   let url: string | null = null;
   while (url === null) {
@@ -175,7 +175,7 @@ export async function spawnListening(nodeArgs: string[], pattern: RegExp, logFil
     if (match) url = match[1];
     else if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`child ${nodeArgs.join(' ')} did not start:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+      throw new Error(`child ${nodeArgs.join(' ')} did not start (${exited ?? 'timed out'}):\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
     } else await sleep(2);
   }
   const pid = child.pid!;
