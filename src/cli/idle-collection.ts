@@ -6,6 +6,11 @@
  * busy one. V8's own memory reducer would do it, but only seconds later, if ever, on a quiet
  * Node process. A collection of agentd's heap takes tens of milliseconds, run only while nothing
  * is waiting for the event loop, at most once per idle period and only when the heap grew.
+ *
+ * That collection keeps the young generation (up to 32 MB, grown under load): V8 shrinks it at a
+ * full collection only when the allocation rate it measured over the last 5 s is low, which half a
+ * second after the work is too early to see. A second collection once the server has been quiet
+ * for 6 s gives it back.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -24,15 +29,27 @@ export interface IdleCollectionOptions {
   checkEveryMs: number;
   /** heap growth (committed bytes) since the last collection that makes one worth it */
   growthBytes: number;
+  /** how long nothing must have happened before the young generation is given back (V8 looks 5 s back) */
+  youngQuietMs: number;
+  /** the young generation's committed bytes above which giving it back is worth a collection */
+  youngBytes: number;
 }
 
-export const IDLE_COLLECTION: IdleCollectionOptions = { quietMs: 500, checkEveryMs: 250, growthBytes: 8 * 1024 * 1024 };
+export const IDLE_COLLECTION: IdleCollectionOptions = {
+  quietMs: 500,
+  checkEveryMs: 250,
+  growthBytes: 8 * 1024 * 1024,
+  youngQuietMs: 6_000,
+  youngBytes: 4 * 1024 * 1024,
+};
 
 export interface IdleState {
   /** when activity was last seen, ms */
   busyAt: number;
   /** committed heap bytes right after the last collection (0 before the first) */
   heapAfterCollection: number;
+  /** the busyAt of the idle period whose young generation was last given back (-1: none) */
+  youngCollectedFor: number;
 }
 
 /** Whether to collect now: quiet long enough, and the heap grew enough since the last collection. */
@@ -40,20 +57,18 @@ export function shouldCollect(state: IdleState, now: number, heapBytes: number, 
   return now - state.busyAt >= options.quietMs && heapBytes - state.heapAfterCollection >= options.growthBytes;
 }
 
+/** Whether to collect to give the young generation back: quiet for V8's whole look-back, once per idle period. */
+export function shouldShrinkYoung(state: IdleState, now: number, youngBytes: number, options: IdleCollectionOptions): boolean {
+  return now - state.busyAt >= options.youngQuietMs && youngBytes >= options.youngBytes && state.youngCollectedFor !== state.busyAt;
+}
+
 /** Samples `activity` and collects once per idle period; the timer never keeps the process alive. */
 export function collectWhenIdle(activity: () => ServerActivity, log: { debug(details: object, message: string): void }, options: IdleCollectionOptions = IDLE_COLLECTION): { stop(): void } {
   const collect = fullCollection();
-  const state: IdleState = { busyAt: Date.now(), heapAfterCollection: 0 };
+  const state: IdleState = { busyAt: Date.now(), heapAfterCollection: 0, youngCollectedFor: -1 };
   let seenRequests = activity().requests;
-  const timer = setInterval(() => {
-    const now = activity();
-    if (now.activeTurns > 0 || now.requests !== seenRequests) {
-      seenRequests = now.requests;
-      state.busyAt = Date.now();
-      return;
-    }
+  const collectAndLog = (message: string) => {
     const before = v8.getHeapStatistics();
-    if (!shouldCollect(state, Date.now(), before.total_heap_size, options)) return;
     const startedAt = performance.now();
     collect();
     const after = v8.getHeapStatistics();
@@ -61,8 +76,22 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
     state.heapAfterCollection = after.total_heap_size;
     log.debug(
       { usedMbBefore: toMb(before.used_heap_size), usedMbAfter: toMb(after.used_heap_size), committedMbBefore: toMb(before.total_heap_size), ms: Math.round(performance.now() - startedAt) },
-      'collected garbage while idle',
+      message,
     );
+  };
+  const timer = setInterval(() => {
+    const now = activity();
+    if (now.activeTurns > 0 || now.requests !== seenRequests) {
+      seenRequests = now.requests;
+      state.busyAt = Date.now();
+      return;
+    }
+    if (shouldCollect(state, Date.now(), v8.getHeapStatistics().total_heap_size, options)) {
+      collectAndLog('collected garbage while idle');
+    } else if (shouldShrinkYoung(state, Date.now(), youngGenerationBytes(), options)) {
+      state.youngCollectedFor = state.busyAt;
+      collectAndLog('gave the young generation back while idle');
+    }
   }, options.checkEveryMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
@@ -76,6 +105,10 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
 function fullCollection(): () => void {
   v8.setFlagsFromString('--expose-gc');
   return vm.runInNewContext('gc') as () => void;
+}
+
+function youngGenerationBytes(): number {
+  return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
 
 function toMb(bytes: number): number {

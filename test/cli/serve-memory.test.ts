@@ -5,10 +5,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { IDLE_COLLECTION, shouldCollect } from '../../src/cli/idle-collection.ts';
+import { IDLE_COLLECTION, shouldCollect, shouldShrinkYoung } from '../../src/cli/idle-collection.ts';
 
 const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
 const HEAP_TUNING = new URL('../../src/cli/heap-tuning.ts', import.meta.url).href;
+const IDLE_COLLECTION_MODULE = new URL('../../src/cli/idle-collection.ts', import.meta.url).href;
 
 /** Starts `agentd serve` (dist/) on a fresh state dir; resolves with its stdout so far once it listens. */
 async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd listening on/): Promise<{ output: string; stop(): Promise<void> }> {
@@ -113,6 +114,31 @@ export async function resolve(specifier, context, next) {
     const tuned = peakMb(true);
     assert.ok(tuned < untuned * 0.75, `old space peaked at ${tuned.toFixed(1)} MB tuned against ${untuned.toFixed(1)} MB untuned`);
   });
+
+  it('gives the young generation grown under load back once the process has been quiet for a while', () => {
+    // a burst of short-lived objects grows V8's young generation to its maximum; then nothing happens
+    const script = `
+      import v8 from 'node:v8';
+      const { collectWhenIdle } = await import(${JSON.stringify(IDLE_COLLECTION_MODULE)});
+      const young = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 1048576;
+      let ring = [];
+      for (let i = 0; i < 3e6; i++) { ring.push({ i, text: 'x' + i }); if (ring.length > 2e5) ring = []; }
+      ring = null;
+      const grown = young();
+      const messages = [];
+      collectWhenIdle(() => ({ requests: 0, activeTurns: 0 }), { debug: (details, message) => messages.push(message) });
+      const keepAlive = setInterval(() => {}, 1000);
+      const deadline = Date.now() + 15000;
+      while (!messages.includes('gave the young generation back while idle') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+      clearInterval(keepAlive);
+      console.log(JSON.stringify({ grown, after: young(), messages }));`;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname, timeout: 60_000 });
+    assert.equal(result.status, 0, result.stderr);
+    const { grown, after, messages } = JSON.parse(result.stdout.trim()) as { grown: number; after: number; messages: string[] };
+    assert.deepEqual(messages, ['collected garbage while idle', 'gave the young generation back while idle']);
+    assert.ok(grown >= 16, `the burst grew the young generation to ${grown} MB`);
+    assert.ok(after <= 4, `the young generation is ${after} MB after the quiet collection (was ${grown} MB)`);
+  });
 });
 
 describe('idle collection', () => {
@@ -121,14 +147,23 @@ describe('idle collection', () => {
   const grown = options.growthBytes;
 
   it('waits until nothing has happened for the quiet period', () => {
-    assert.equal(shouldCollect({ busyAt, heapAfterCollection: 0 }, busyAt + options.quietMs - 1, grown, options), false);
-    assert.equal(shouldCollect({ busyAt, heapAfterCollection: 0 }, busyAt + options.quietMs, grown, options), true);
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: 0, youngCollectedFor: -1 }, busyAt + options.quietMs - 1, grown, options), false);
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: 0, youngCollectedFor: -1 }, busyAt + options.quietMs, grown, options), true);
+  });
+
+  it('gives the young generation back once per idle period, after V8\'s look-back of quiet, when it has grown', () => {
+    const idle = { busyAt, heapAfterCollection: 0, youngCollectedFor: -1 };
+    const young = options.youngBytes;
+    assert.equal(shouldShrinkYoung(idle, busyAt + options.youngQuietMs - 1, young, options), false);
+    assert.equal(shouldShrinkYoung(idle, busyAt + options.youngQuietMs, young, options), true);
+    assert.equal(shouldShrinkYoung(idle, busyAt + options.youngQuietMs, young - 1, options), false);
+    assert.equal(shouldShrinkYoung({ ...idle, youngCollectedFor: busyAt }, busyAt + options.youngQuietMs, young, options), false);
   });
 
   it('collects again only after the heap grew since the last collection', () => {
     const after = 40 * 1024 * 1024;
     const quiet = busyAt + options.quietMs;
-    assert.equal(shouldCollect({ busyAt, heapAfterCollection: after }, quiet, after + grown - 1, options), false);
-    assert.equal(shouldCollect({ busyAt, heapAfterCollection: after }, quiet, after + grown, options), true);
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: after, youngCollectedFor: -1 }, quiet, after + grown - 1, options), false);
+    assert.equal(shouldCollect({ busyAt, heapAfterCollection: after, youngCollectedFor: -1 }, quiet, after + grown, options), true);
   });
 });
