@@ -133,4 +133,26 @@ describe('the SQLite statement cache', () => {
     await store.db.transaction().execute(async (trx) => assert.equal((await findSession(trx, BOUNDARY, first.id))?.title, 'first'));
     assert.equal(prepares.calls, preparedBefore, 'the insert, the reads, begin and commit were all prepared before');
   });
+
+  it('a cached statement that returns rows (insert … returning) answers its rows, each time its own', async () => {
+    const insertReturning = (title: string) =>
+      store.db.insertInto('boundaries').values({ id: `boundary ${title}`, event_id_ceiling: title.length }).returning(['id', 'event_id_ceiling']).execute();
+    assert.deepEqual(await insertReturning('a'), [{ id: 'boundary a', event_id_ceiling: 1 }]);
+    const preparedBefore = prepares.calls;
+    assert.deepEqual(await insertReturning('bcd'), [{ id: 'boundary bcd', event_id_ceiling: 3 }]);
+    assert.equal(prepares.calls, preparedBefore);
+  });
+
+  it('savepoints roll back to where they were set, also when their statements are cached', async () => {
+    const titles = async () => (await store.db.selectFrom('sessions').select('title').where('title', 'like', 'savepoint %').orderBy('title').execute()).map((row) => row.title);
+    for (const round of [1, 2]) {
+      const trx = await store.db.startTransaction().execute();
+      await insertSession(trx, BOUNDARY, session(`savepoint ${round} kept`));
+      const marked = await trx.savepoint('before_second').execute();
+      await insertSession(marked, BOUNDARY, session(`savepoint ${round} undone`));
+      await marked.rollbackToSavepoint('before_second').execute();
+      await marked.commit().execute();
+    }
+    assert.deepEqual(await titles(), ['savepoint 1 kept', 'savepoint 2 kept']);
+  });
 });
