@@ -13,6 +13,7 @@ import { PARSER_HEAD_BYTES, checkRequestHead, literalizeUndecodablePath } from '
 import { instrumentHttp } from '../telemetry/http-telemetry.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 import { NO_TRACING, type Tracing } from '../telemetry/tracing.ts';
+import { buildValidatorsOnFirstUse } from './validators-on-first-use.ts';
 
 export interface AppOptions {
   logger: Logger;
@@ -55,6 +56,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorsOnFirstUse() } },
   });
 
   // First, so that requests the access checks refuse are counted and traced too.

@@ -1,0 +1,51 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { buildValidatorsOnFirstUse, compiledOnFirstUse } from '../../src/http/validators-on-first-use.ts';
+
+function appWith(schemas: Record<string, unknown>) {
+  // Fastify's default removes unknown properties; agentd's Ajv options refuse them, and must still apply
+  const app = Fastify({ ajv: { customOptions: { removeAdditional: false } }, schemaController: { compilersFactory: { buildValidator: buildValidatorsOnFirstUse() } } });
+  for (const [path, body] of Object.entries(schemas)) app.post(path, { schema: { body } }, async () => ({ ok: true }));
+  return app;
+}
+
+describe('route validators compiled on first use', () => {
+  it('gets ready without compiling any schema: one Ajv cannot compile fails its route only, on its first request', async () => {
+    const app = appWith({ '/broken': { type: 'no-such-type' }, '/fine': { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } });
+    await app.ready();
+    assert.equal((await app.inject({ method: 'POST', url: '/fine', payload: { n: 1 } })).statusCode, 200);
+    assert.equal((await app.inject({ method: 'POST', url: '/broken', payload: {} })).statusCode, 500);
+    await app.close();
+  });
+
+  it('validates as Fastify does, with the Ajv options given: the errors of a refused body reach the 400', async () => {
+    const app = appWith({ '/sessions': { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false } });
+    const refused = await app.inject({ method: 'POST', url: '/sessions', payload: { n: 'one' } });
+    assert.equal(refused.statusCode, 400);
+    assert.match(refused.json().message, /body\/n must be integer/);
+    const extra = await app.inject({ method: 'POST', url: '/sessions', payload: { n: 1, x: 2 } });
+    assert.match(extra.json().message, /must NOT have additional properties/);
+    assert.equal((await app.inject({ method: 'POST', url: '/sessions', payload: { n: 2 } })).statusCode, 200);
+    await app.close();
+  });
+
+  it('compiles once, on the first call, and hands each call its own errors', () => {
+    let compilations = 0;
+    const validate = compiledOnFirstUse(() => {
+      compilations += 1;
+      const compiled = (data: unknown) => {
+        compiled.errors = data === 1 ? null : [{ message: `not 1: ${String(data)}` }];
+        return data === 1;
+      };
+      compiled.errors = null as unknown;
+      return compiled;
+    });
+    assert.equal(compilations, 0);
+    assert.equal(validate(2), false);
+    assert.deepEqual(validate.errors, [{ message: 'not 1: 2' }]);
+    assert.equal(validate(1), true);
+    assert.equal(validate.errors, null);
+    assert.equal(compilations, 1);
+  });
+});
