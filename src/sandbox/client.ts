@@ -11,8 +11,8 @@ import { encodeLine, MAX_LINE_BYTES, type OperationRequest, type ReadyLine, type
 
 export type SandboxErrorCode = 'sandbox_unavailable' | 'sandbox_protocol_error' | 'sandbox_died' | 'sandbox_start_timeout' | 'sandbox_request_rejected' | 'sandbox_closed' | 'sandbox_cancel_timeout';
 
-/** How long a cancelled call may take to report its end before the runner, and all it runs, is killed: long enough for a runner slowed by a neighbour to finish its own kill (it does the thorough one, through the cgroup). */
-export const CANCEL_GRACE_MS = 20_000;
+/** How long a cancelled call may take to report its end before the runner, and all it runs, is killed (the runner kills the command's cgroup at once; this is for a runner that stopped answering). */
+export const CANCEL_GRACE_MS = 5_000;
 
 export class SandboxError extends Error {
   constructor(

@@ -67,6 +67,6 @@ esac`);
     await waitUntil(() => processesWith('sleep 418').length > 0, 30_000);
     assert.equal((await harness.server.request('POST', `/v1/turns/${turn.id}/cancel`)).status < 300, true);
     await waitForStatus(harness.server, turn.id, 'cancelled', 30_000);
-    await waitUntil(() => processesWith('sleep 417').length === 0 && processesWith('sleep 418').length === 0, 30_000);
+    await waitUntil(() => processesWith('sleep 417').length === 0 && processesWith('sleep 418').length === 0, 10_000);
   });
 });

@@ -35,7 +35,7 @@ describe('agentd stopped by SIGTERM leaves no sandbox behind', () => {
       agentd.kill('SIGTERM');
       const [code] = await once(agentd, 'exit');
       assert.equal(code, 0);
-      await waitUntil(() => processesWith(`--workspace ${workspace}`).length === 0 && processesWith(workspace).length === 0 && processesWith('sleep 421').length === 0, 30_000);
+      await waitUntil(() => processesWith(`--workspace ${workspace}`).length === 0 && processesWith(workspace).length === 0 && processesWith('sleep 421').length === 0, 10_000);
     } finally {
       if (agentd.exitCode === null) agentd.kill('SIGKILL');
       await fake.close();

@@ -38,7 +38,8 @@ describe('the cgroup limit writer', () => {
     assert.equal(read('pids.max'), '512');
     assert.equal(readFileSync(join(parent, 'cgroup.subtree_control'), 'utf8'), '+memory +cpu +pids');
     assert.equal(readFileSync(join(parent, 'agentd-runner/cgroup.procs'), 'utf8'), String(process.pid), 'the runner left the parent first');
-    assert.deepEqual(group.entryFiles, [join(parent, 'tenant-a/cgroup.procs')]);
+    assert.deepEqual(group.commandGroup().entryFiles, [join(parent, 'tenant-a/command-1/cgroup.procs')], 'each command enters a group of its own inside the tenant\'s');
+    assert.deepEqual(group.commandGroup().entryFiles, [join(parent, 'tenant-a/command-2/cgroup.procs')]);
     writeFileSync(join(parent, 'tenant-a/memory.events'), 'low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n');
     assert.equal(group.oomKills(), 2);
   });
@@ -52,6 +53,23 @@ describe('the cgroup limit writer', () => {
     assert.equal(readFileSync(join(directories.cpu, 'cpu.cfs_quota_us'), 'utf8'), '200000');
     assert.equal(readFileSync(join(directories.cpu, 'cpu.cfs_period_us'), 'utf8'), '100000');
     assert.equal(readFileSync(join(directories.pids, 'pids.max'), 'utf8'), '512');
+  });
+
+  it('gives each command a v1 group of its own in the pids hierarchy, inside the tenant\'s', () => {
+    const parents = { memory: scratchDirectory(), cpu: scratchDirectory(), cpuacct: scratchDirectory(), pids: scratchDirectory() };
+    mkdirSync(join(parents.memory, 'tenant-b'));
+    writeFileSync(join(parents.memory, 'tenant-b/memory.memsw.limit_in_bytes'), '');
+    const group = TenantCgroup.create({ version: 1, parents }, 'tenant-b', SANDBOX_LIMITS);
+    const entryFiles = group.commandGroup().entryFiles;
+    assert.deepEqual(entryFiles.sort(), [
+      join(parents.memory, 'tenant-b/cgroup.procs'),
+      join(parents.cpu, 'tenant-b/cgroup.procs'),
+      join(parents.cpuacct, 'tenant-b/cgroup.procs'),
+      join(parents.pids, 'tenant-b/command-1/cgroup.procs'),
+    ].sort(), 'OOM kills and CPU time stay counted in the tenant\'s groups');
+    writeFileSync(join(parents.pids, 'tenant-b/cgroup.procs'), '');
+    writeFileSync(join(parents.pids, 'tenant-b/command-1/cgroup.procs'), '4194301\n');
+    assert.deepEqual(group.members(), [4194301], 'the tenant\'s members include its commands\'');
   });
 
   it('refuses v1 on a host with swap but no swap accounting', () => {

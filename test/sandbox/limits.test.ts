@@ -1,7 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import type { SandboxClient } from '../../src/sandbox/client.ts';
+import { processesWith, waitUntil } from '../e2e/sandbox-support.ts';
 import { sandboxClient, scratchDirectory, shell } from './support.ts';
 
 /** The runner's tenant group in a v1 hierarchy (this machine): agentd-sandbox-<runner pid>. */
@@ -9,6 +12,28 @@ function groupFile(controller: string, runnerPid: number, file: string): string 
   const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((entry) => entry.split(':')[1]?.split(',').includes(controller))!;
   const parent = line.split(':')[2];
   return `/sys/fs/cgroup/${controller}${parent === '/' ? '' : parent}/agentd-sandbox-${runnerPid}/${file}`;
+}
+
+/** Every process in the runner's tenant group, its commands' groups included (v1 pids hierarchy). */
+function tenantMembers(runnerPid: number): string[] {
+  const tenant = groupFile('pids', runnerPid, '');
+  const groups = [tenant, ...readdirSync(tenant).filter((name) => name.startsWith('command-')).map((name) => join(tenant, name))];
+  return groups.flatMap((group) => readFileSync(join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean));
+}
+
+/**
+ * bubblewrap as the runner's AGENTD_SANDBOX_BWRAP, except that for a command naming `held-in-setup`
+ * the namespace's init waits (--block-fd on a FIFO nobody writes) where a busy machine's mounts
+ * keep it: before it takes its own session and arms --die-with-parent.
+ */
+function bwrapHeldInSetup(): string {
+  const directory = scratchDirectory('agentd-held-bwrap-');
+  const fifo = join(directory, 'never-written');
+  execFileSync('mkfifo', [fifo]);
+  const wrapper = join(directory, 'bwrap');
+  writeFileSync(wrapper, `#!/bin/sh\ncase "$*" in *held-in-setup*) exec /usr/bin/bwrap --block-fd 9 "$@" 9<>${fifo} ;; esac\nexec /usr/bin/bwrap "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return wrapper;
 }
 
 describe('the sandbox limits', () => {
@@ -79,7 +104,26 @@ print('allocated')
     controller.abort();
     const result = await running;
     assert.equal(result.outcome?.cancelled, true);
-    const members = readFileSync(groupFile('pids', client.runnerPid!, 'cgroup.procs'), 'utf8').trim();
-    assert.equal(members, '', 'nothing the command started is left');
+    assert.deepEqual(tenantMembers(client.runnerPid!), [], 'nothing the command started is left');
+  });
+});
+
+describe('a cancel while bubblewrap is still setting up the sandbox', () => {
+  it('ends the call and every process of the sandbox', async () => {
+    const client = sandboxClient(scratchDirectory(), { AGENTD_SANDBOX_BWRAP: bwrapHeldInSetup() });
+    try {
+      await client.start();
+      const controller = new AbortController();
+      const running = client.call({ type: 'run', shell: 'echo held-in-setup; sleep 302' }, { signal: controller.signal });
+      // bwrap and the namespace's init it forked, which waits before its session and --die-with-parent
+      await waitUntil(() => processesWith('held-in-setup').length === 2);
+      controller.abort();
+      const result = await running;
+      assert.equal(result.outcome?.cancelled, true);
+      assert.deepEqual(processesWith('held-in-setup'), [], 'the namespace\'s init did not outlive bwrap');
+      assert.deepEqual(tenantMembers(client.runnerPid!), []);
+    } finally {
+      await client.close();
+    }
   });
 });

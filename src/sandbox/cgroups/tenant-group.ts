@@ -1,14 +1,22 @@
 /**
  * The one cgroup that holds every process a runner starts for its tenant: created with the
- * limits at start, entered by each command before it executes, emptied (SIGKILL to every member)
- * and removed at shutdown.
+ * limits at start, emptied (SIGKILL to every member) and removed at shutdown. Each command gets a
+ * group of its own inside it (CommandCgroup), entered before it executes, so that a cancel can end
+ * exactly what that command started while the tenant's limits still cover it.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupLayout } from './layout.ts';
 import { enableV2Controllers, LimitError, writeV1Limits, writeV2Limits, type SandboxLimits } from './limits.ts';
 
+/** How long a kill keeps sweeping a group that still has members (each pass SIGKILLs them again). */
+const KILL_DEADLINE_MS = 10_000;
+const KILL_PASS_INTERVAL_MS = 10;
+const COMMAND_GROUP = /^command-\d+$/;
+
 export class TenantCgroup {
+  private commandsStarted = 0;
+
   private constructor(
     readonly version: 1 | 2,
     /** every directory of the group (one per v1 hierarchy, one in v2) */
@@ -17,6 +25,8 @@ export class TenantCgroup {
     private readonly memoryDirectory: string,
     /** where CPU time is counted, when the host has such a controller */
     readonly cpuUsageFile: string | null,
+    /** the directory (of the pids hierarchy on v1) below which each command gets its own group */
+    private readonly commandParent: string,
   ) {}
 
   /**
@@ -33,7 +43,7 @@ export class TenantCgroup {
       const group = join(layout.parent, name);
       makeDirectory(group, 'cgroup');
       writeV2Limits(group, limits);
-      return new TenantCgroup(2, [group], group, join(group, 'cpu.stat'));
+      return new TenantCgroup(2, [group], group, join(group, 'cpu.stat'), group);
     }
     for (const parent of new Set(Object.values(layout.parents))) removeGroupsOfDeadRunners(parent);
     const groups = Object.fromEntries(Object.entries(layout.parents).map(([controller, parent]) => [controller, join(parent, name)])) as Record<string, string>;
@@ -41,12 +51,20 @@ export class TenantCgroup {
     writeV1Limits({ memory: groups.memory, cpu: groups.cpu, pids: groups.pids }, limits);
     const directories = [...new Set(Object.values(groups))];
     const cpuUsageFile = groups.cpuacct ? join(groups.cpuacct, 'cpuacct.usage') : null;
-    return new TenantCgroup(1, directories, groups.memory, cpuUsageFile);
+    return new TenantCgroup(1, directories, groups.memory, cpuUsageFile, groups.pids);
   }
 
-  /** Files a process writes "0" to, to move itself into the group (cgroup.procs of each hierarchy). */
-  get entryFiles(): string[] {
-    return this.directories.map((directory) => join(directory, 'cgroup.procs'));
+  /**
+   * A new group for one command, below the tenant's: on v1 in the pids hierarchy only (the memory,
+   * cpu and cpuacct groups stay the tenant's, where OOM kills and CPU time are counted); on v2 a
+   * child without controllers of its own. Either way the tenant's limits cover it.
+   */
+  commandGroup(): CommandCgroup {
+    this.commandsStarted += 1;
+    const directory = join(this.commandParent, `command-${this.commandsStarted}`);
+    makeDirectory(directory, 'cgroup');
+    const entryFiles = this.directories.map((tenantDirectory) => join(tenantDirectory === this.commandParent ? directory : tenantDirectory, 'cgroup.procs'));
+    return new CommandCgroup(this.version, directory, entryFiles);
   }
 
   /** How many processes the memory limit has killed so far. */
@@ -56,46 +74,101 @@ export class TenantCgroup {
     return match ? Number(match[1]) : 0;
   }
 
+  /** Every process of the tenant, in its own groups and its commands'. */
   members(): number[] {
-    const pids = new Set<number>();
-    for (const directory of this.directories) {
-      for (const line of readOr(join(directory, 'cgroup.procs'), '').split('\n')) if (line) pids.add(Number(line));
-    }
-    return [...pids];
+    return membersOf(this.directories.flatMap((directory) => [directory, ...commandGroupsIn(directory)]));
   }
 
-  /** SIGKILL to every member until none is left (a fork racing the sweep is caught by the next pass). */
+  /** SIGKILL to every member, the commands' included, until none is left. */
   async killAll(): Promise<void> {
-    const killFile = join(this.directories[0], 'cgroup.kill');
-    if (this.version === 2 && existsSync(killFile)) writeControlFile(killFile, '1', 'cgroup');
-    for (let pass = 0; pass < 100; pass++) {
-      const members = this.members();
-      if (members.length === 0) return;
-      for (const pid of members) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await killUntilEmpty(() => this.members(), this.version === 2 ? join(this.directories[0], 'cgroup.kill') : null);
   }
 
   remove(): void {
-    for (const directory of this.directories) {
+    for (const directory of this.directories) removeGroup(directory);
+  }
+}
+
+/** One command's processes: everything it starts inherits the group, whatever bubblewrap has set up yet. */
+export class CommandCgroup {
+  constructor(
+    private readonly version: 1 | 2,
+    readonly directory: string,
+    /** files the command's shell writes "0" to before it executes (cgroup.procs of each hierarchy) */
+    readonly entryFiles: string[],
+  ) {}
+
+  members(): number[] {
+    return membersOf([this.directory]);
+  }
+
+  async killAll(): Promise<void> {
+    await killUntilEmpty(() => this.members(), this.version === 2 ? join(this.directory, 'cgroup.kill') : null);
+  }
+
+  remove(): void {
+    removeGroup(this.directory);
+  }
+}
+
+/**
+ * SIGKILL to every member until a pass finds none: a process forked while a pass reads the list
+ * is caught by the next one, and a killed process stays listed until it has run its exit, which
+ * on a loaded machine can take a while. v2's cgroup.kill does the first pass atomically.
+ */
+async function killUntilEmpty(members: () => number[], killFile: string | null): Promise<void> {
+  if (killFile) {
+    try {
+      writeFileSync(killFile, '1');
+    } catch {
+      // a kernel before 5.14 has no cgroup.kill: the passes below do it
+    }
+  }
+  const deadline = Date.now() + KILL_DEADLINE_MS;
+  for (let left = members(); left.length > 0 && Date.now() < deadline; left = members()) {
+    for (const pid of left) {
       try {
-        rmdirSync(directory);
+        process.kill(pid, 'SIGKILL');
       } catch {
-        // a member still exiting keeps it busy; the next runner's start does not depend on it
+        // already gone
       }
+    }
+    await new Promise((resolve) => setTimeout(resolve, KILL_PASS_INTERVAL_MS));
+  }
+}
+
+function membersOf(directories: string[]): number[] {
+  const pids = new Set<number>();
+  for (const directory of directories) {
+    for (const line of readOr(join(directory, 'cgroup.procs'), '').split('\n')) if (line) pids.add(Number(line));
+  }
+  return [...pids];
+}
+
+function commandGroupsIn(directory: string): string[] {
+  try {
+    return readdirSync(directory).filter((name) => COMMAND_GROUP.test(name)).map((name) => join(directory, name));
+  } catch {
+    return [];
+  }
+}
+
+/** Removes a group and its command groups; a member still exiting keeps one busy, which nothing depends on. */
+function removeGroup(directory: string): void {
+  for (const path of [...commandGroupsIn(directory), directory]) {
+    try {
+      rmdirSync(path);
+    } catch {
+      // busy or already gone
     }
   }
 }
 
 /**
- * A runner killed outright (SIGKILL) cannot remove its group; its sandboxes died with it
- * (--die-with-parent), so the next runner removes the empty groups whose runner is gone.
+ * A runner killed outright (SIGKILL) cannot empty or remove its group. bubblewrap's
+ * `--die-with-parent` ends most of its sandboxes with it, but not one still being set up (its
+ * namespace's init arms the signal last), so the next runner kills what is left in the groups of
+ * dead runners and removes them; a member still exiting keeps its group for the next start.
  */
 function removeGroupsOfDeadRunners(parent: string): void {
   let names: string[];
@@ -107,11 +180,15 @@ function removeGroupsOfDeadRunners(parent: string): void {
   for (const name of names) {
     const runnerPid = /^agentd-sandbox-(\d+)$/.exec(name)?.[1];
     if (!runnerPid || existsSync(`/proc/${runnerPid}`)) continue;
-    try {
-      rmdirSync(join(parent, name));
-    } catch {
-      // still has members (they are being killed) or is not ours to remove
+    const group = join(parent, name);
+    for (const pid of membersOf([group, ...commandGroupsIn(group)])) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     }
+    removeGroup(group);
   }
 }
 

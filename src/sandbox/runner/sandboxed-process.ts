@@ -1,8 +1,14 @@
 /**
  * Runs one command inside the tenant's sandbox and reports how it ended. The spawned shell moves
- * itself into the tenant cgroup, then execs nsenter (the tenant's network) which execs bwrap, so
- * bwrap is the runner's direct child: SIGKILL to it ends the sandbox's PID namespace and with it
- * every process the command started, and bwrap's --die-with-parent ends them if the runner dies.
+ * itself into a cgroup of the command's own (inside the tenant's), then execs nsenter (the
+ * tenant's network) which execs bwrap, so bwrap is the runner's direct child and every process
+ * the command starts is in that group.
+ *
+ * A timeout or cancel kills the group, not just bwrap: bwrap forks the PID namespace's init, which
+ * mounts the whole view and only then takes its own session and arms --die-with-parent (right
+ * before and after it forks the command). SIGKILL to bwrap during that setup, tens of
+ * milliseconds on a loaded machine, left the init and then the command running, holding the
+ * output pipes, so the call never ended. The outcome is reported once the group is empty.
  */
 import { spawn } from 'node:child_process';
 import type { ProcessOutcome } from '../protocol.ts';
@@ -43,8 +49,9 @@ export interface RunningProcess {
 export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec): RunningProcess {
   const started = performance.now();
   const oomKillsBefore = context.cgroup.oomKills();
+  const group = context.cgroup.commandGroup();
   const argv = [
-    ...context.cgroup.entryFiles,
+    ...group.entryFiles,
     '--',
     ...context.enterNetwork,
     context.tools.bwrap,
@@ -77,7 +84,10 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
   child.stdin.on('error', () => {}); // a command that exits without reading its input
   child.stdin.end(spec.stdin ?? Buffer.alloc(0));
 
-  const kill = () => child.kill('SIGKILL');
+  const kill = () => {
+    child.kill('SIGKILL');
+    void group.killAll();
+  };
   const timer = setTimeout(() => {
     timedOut = true;
     kill();
@@ -87,8 +97,10 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
     child.on('error', (error) => {
       spec.onOutput('stderr', Buffer.from(`sandbox: cannot start the command: ${error.message}\n`));
     });
-    child.on('close', (exitCode, signal) => {
+    child.on('close', async (exitCode, signal) => {
       clearTimeout(timer);
+      await group.killAll(); // normally empty already: the namespace ends with bwrap
+      group.remove();
       resolve({
         exitCode,
         signal,
