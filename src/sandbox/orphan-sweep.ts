@@ -1,36 +1,73 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 
+/** How long the sweep goes on while orphans keep turning up (a killed bwrap's child is the next one). */
+const SWEEP_DEADLINE_MS = 2000;
+const SWEEP_PASS_INTERVAL_MS = 10;
+
 /**
  * Ends the sandboxes a killed agentd left running. bubblewrap's `--die-with-parent` ends a sandbox
- * when agentd dies, except when agentd dies in the instant between bwrap's start and its prctl:
- * `scripts/soak.ts` caught one such survivor in about a hundred SIGKILL rounds. At start-up, a
- * bwrap that masks this state dir (`--tmpfs <state dir>`, every confined command does) and whose
- * parent is not a node process is such an orphan; its process group is killed.
- * Returns how many were ended.
+ * when agentd dies, except when agentd dies while bwrap is still setting it up: `scripts/soak.ts`
+ * caught one such survivor in about a hundred SIGKILL rounds. At start-up, a bwrap that masks this
+ * state dir (`--tmpfs <state dir>`, every confined command does) and that no live agentd owns is
+ * such an orphan, and is killed itself, by its pid: a bwrap that leads no process group is not
+ * reached through one. That is the PID namespace's init until its setup is done (it takes its own
+ * session last, for the command), and always the outer bwrap of a sandbox not started detached.
+ * Killing the init ends the whole namespace. Killing an outer bwrap orphans the init it may have
+ * just forked, so the sweep looks again until it finds none.
+ * Returns how many bwrap processes were ended.
  */
 export function endOrphanedSandboxes(stateDir: string, logger: Logger): number {
-  let ended = 0;
-  for (const pid of processIds()) {
-    const argv = argvOf(pid);
-    if (!argv || !argv[0]?.endsWith('bwrap') || !masks(argv, stateDir)) continue;
-    const parent = parentOf(pid);
-    // A live agentd (a node process) still owns its sandboxes; an orphan's parent is init or a subreaper.
-    if (parent !== null && parent !== 1 && /(^|\/)node$/.test(argvOf(parent)?.[0] ?? '')) continue;
-    try {
-      // Commands run detached: the bwrap is the leader of its own process group.
-      process.kill(-pid, 'SIGKILL');
-      ended += 1;
-    } catch {
-      // gone meanwhile
+  const ended = new Set<number>();
+  const deadline = Date.now() + SWEEP_DEADLINE_MS;
+  for (let orphans = orphanedSandboxes(stateDir); orphans.length > 0; orphans = orphanedSandboxes(stateDir)) {
+    if (Date.now() > deadline) {
+      logger.error({ pids: orphans }, 'sandboxed commands left running by a previous process survived SIGKILL');
+      break;
     }
+    for (const pid of orphans) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        ended.add(pid);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    pause(SWEEP_PASS_INTERVAL_MS);
   }
-  if (ended > 0) logger.warn({ ended }, 'ended sandboxed commands left running by a previous process');
-  return ended;
+  if (ended.size > 0) logger.warn({ ended: ended.size }, 'ended sandboxed commands left running by a previous process');
+  return ended.size;
+}
+
+function orphanedSandboxes(stateDir: string): number[] {
+  return processIds().filter((pid) => {
+    const argv = argvOf(pid);
+    return argv !== null && isBwrap(argv) && masks(argv, stateDir) && !ownedByLiveNode(pid);
+  });
+}
+
+/**
+ * Whether the first process above the bwrap chain (outer bwrap, then the namespace's init) is a
+ * node process: a live agentd or its runner still owns the sandbox. An orphan's chain ends at
+ * init or a subreaper.
+ */
+function ownedByLiveNode(pid: number): boolean {
+  let parent = parentOf(pid);
+  while (parent !== null && parent > 1 && isBwrap(argvOf(parent) ?? [])) parent = parentOf(parent);
+  return parent !== null && parent > 1 && /(^|\/)node$/.test(argvOf(parent)?.[0] ?? '');
+}
+
+function isBwrap(argv: string[]): boolean {
+  return argv[0]?.endsWith('bwrap') ?? false;
 }
 
 function masks(argv: string[], stateDir: string): boolean {
   return argv.some((argument, index) => argument === '--tmpfs' && argv[index + 1] === stateDir);
+}
+
+/** Start-up is synchronous here; the pause only happens while orphans are being ended. */
+function pause(milliseconds: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, milliseconds);
 }
 
 function processIds(): number[] {
