@@ -171,6 +171,8 @@ export class SandboxClient {
   async call(body: RequestBody, options: CallOptions = {}): Promise<ResultLine> {
     options.signal?.throwIfAborted();
     await this.start();
+    // aborted while the runner started: its 'abort' event has passed, and nothing was sent or ran
+    options.signal?.throwIfAborted();
     const runner = this.runner!;
     const id = String(this.nextId++);
     return new Promise<ResultLine>((resolve, reject) => {

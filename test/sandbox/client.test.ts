@@ -66,14 +66,40 @@ describe('the sandbox client against broken runners', () => {
 
   it('kills a runner that does not end a cancelled call in time, so a cancel never waits on it', async () => {
     // reads requests (a cancel included) and never answers any of them
-    const client = brokenRunner(`${READY} process.stdin.on('data', () => {}); setInterval(() => {}, 1000);`);
+    const received = join(scratchDirectory(), 'received');
+    const client = brokenRunner(`
+      import { appendFileSync } from 'node:fs';
+      ${READY}
+      process.stdin.on('data', (chunk) => appendFileSync(${JSON.stringify(received)}, chunk));
+      setInterval(() => {}, 1000);`);
     const controller = new AbortController();
     const call = client.call({ type: 'run', shell: 'sleep 100' }, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    while (!existsSync(received)) await new Promise((resolve) => setTimeout(resolve, 20));
     const abortedAt = Date.now();
     controller.abort();
     await rejectsWith(call, 'sandbox_cancel_timeout');
     assert.ok(Date.now() - abortedAt >= CANCEL_GRACE_MS - 100, 'the runner had its grace first');
+    await client.close();
+  });
+
+  it('ends a call cancelled while the runner starts without sending it', async () => {
+    const received = join(scratchDirectory(), 'received');
+    const client = brokenRunner(`
+      import { appendFileSync, existsSync } from 'node:fs';
+      const go = ${JSON.stringify(received)} + '.ready';
+      const timer = setInterval(() => {
+        if (!existsSync(go)) return;
+        clearInterval(timer);
+        ${READY}
+      }, 10);
+      process.stdin.on('data', (chunk) => appendFileSync(${JSON.stringify(received)}, chunk));
+      setInterval(() => {}, 1000);`);
+    const controller = new AbortController();
+    const call = client.call({ type: 'run', shell: 'sleep 100' }, { signal: controller.signal });
+    controller.abort(); // the runner has not said ready yet
+    writeFileSync(`${received}.ready`, '');
+    await assert.rejects(call, { name: 'AbortError' });
+    assert.equal(existsSync(received), false, 'nothing was sent');
     await client.close();
   });
 
