@@ -32,8 +32,8 @@ export async function printIdleRss(agentd: AgentdChild): Promise<void> {
   printFigure({ name: 'RSS idle', value: `${fixed(rss)} MB`, target: '≤ 80 MB', met: rss <= 80, detail: `${SETTLE_MS} ms after "listening"; ${flagsNote()}` });
 }
 
-/** agentd's second idle collection, which gives the young generation back, comes after 6 s of quiet (src/cli/idle-collection.ts). */
-export const IDLE_SETTLE_MS = 7_000;
+/** agentd's second idle collection, which gives the young generation back, comes after 30 s of quiet (src/cli/idle-collection.ts). */
+export const IDLE_SETTLE_MS = 31_000;
 
 /** RSS once the load is over: right after it, and once agentd has been idle long enough to give back what the load grew. */
 export async function printRssAfterLoad(agentd: AgentdChild, what: string): Promise<void> {

@@ -10,7 +10,9 @@
  * That collection keeps the young generation (up to 32 MB, grown under load): V8 shrinks it at a
  * full collection only when the allocation rate it measured over the last 5 s is low, which half a
  * second after the work is too early to see. A second collection once the server has been quiet
- * for 6 s gives it back.
+ * for 30 s gives it back. Not sooner: a young generation shrunk to 1 MB takes 5–10 s of load to
+ * grow back, and until it has, requests cost up to a third more CPU in collections (measured on
+ * GET one session), so bursts a few seconds apart keep it.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -29,7 +31,7 @@ export interface IdleCollectionOptions {
   checkEveryMs: number;
   /** heap growth (committed bytes) since the last collection that makes one worth it */
   growthBytes: number;
-  /** how long nothing must have happened before the young generation is given back (V8 looks 5 s back) */
+  /** how long nothing must have happened before the young generation is given back (at least V8's 5 s look-back) */
   youngQuietMs: number;
   /** the young generation's committed bytes above which giving it back is worth a collection */
   youngBytes: number;
@@ -39,7 +41,7 @@ export const IDLE_COLLECTION: IdleCollectionOptions = {
   quietMs: 500,
   checkEveryMs: 250,
   growthBytes: 8 * 1024 * 1024,
-  youngQuietMs: 6_000,
+  youngQuietMs: 30_000,
   youngBytes: 4 * 1024 * 1024,
 };
 
