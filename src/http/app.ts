@@ -13,7 +13,7 @@ import { PARSER_HEAD_BYTES, checkRequestHead, literalizeUndecodablePath } from '
 import { instrumentHttp } from '../telemetry/http-telemetry.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 import { NO_TRACING, type Tracing } from '../telemetry/tracing.ts';
-import { buildValidatorsOnFirstUse } from './validators-on-first-use.ts';
+import { validatorsOnFirstUse } from './validators-on-first-use.ts';
 
 export interface AppOptions {
   logger: Logger;
@@ -38,6 +38,7 @@ declare module 'fastify' {
 
 /** The Fastify application: access checks, body rules, the error envelope and one route per operation. */
 export function buildApp(options: AppOptions): FastifyInstance {
+  const validators = validatorsOnFirstUse();
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -56,7 +57,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
-    schemaController: { compilersFactory: { buildValidator: buildValidatorsOnFirstUse() } },
+    schemaController: { compilersFactory: { buildValidator: validators.buildValidator } },
+  });
+  // Once listening, so that neither start-up nor a client's first request compiles the schemas.
+  app.addHook('onListen', (done) => {
+    setImmediate(() => void validators.prepare());
+    done();
   });
 
   // First, so that requests the access checks refuse are counted and traced too.

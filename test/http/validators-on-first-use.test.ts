@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { buildValidatorsOnFirstUse, compiledOnFirstUse } from '../../src/http/validators-on-first-use.ts';
+import { compiledOnFirstUse, validatorsOnFirstUse } from '../../src/http/validators-on-first-use.ts';
 
 function appWith(schemas: Record<string, unknown>) {
   // Fastify's default removes unknown properties; agentd's Ajv options refuse them, and must still apply
-  const app = Fastify({ ajv: { customOptions: { removeAdditional: false } }, schemaController: { compilersFactory: { buildValidator: buildValidatorsOnFirstUse() } } });
+  const app = Fastify({ ajv: { customOptions: { removeAdditional: false } }, schemaController: { compilersFactory: { buildValidator: validatorsOnFirstUse().buildValidator } } });
   for (const [path, body] of Object.entries(schemas)) app.post(path, { schema: { body } }, async () => ({ ok: true }));
   return app;
 }
@@ -30,6 +30,32 @@ describe('route validators compiled on first use', () => {
     await app.close();
   });
 
+  it('prepare() compiles what no request has yet, one schema per turn, and leaves a schema Ajv refuses to its route', async () => {
+    const validators = validatorsOnFirstUse();
+    const app = Fastify({ schemaController: { compilersFactory: { buildValidator: validators.buildValidator } } });
+    app.post('/broken', { schema: { body: { type: 'no-such-type' } } }, async () => ({ ok: true }));
+    app.post('/fine', { schema: { body: { type: 'object' }, querystring: { type: 'object' } } }, async () => ({ ok: true }));
+    app.post('/used', { schema: { body: { type: 'object' } } }, async () => ({ ok: true }));
+    await app.ready();
+    assert.equal(validators.uncompiled, 4);
+    assert.equal((await app.inject({ method: 'POST', url: '/used', payload: {} })).statusCode, 200);
+    assert.equal(validators.uncompiled, 3);
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    await validators.prepare();
+    counting = false;
+    assert.equal(validators.uncompiled, 1, 'all compiled but the schema Ajv refuses');
+    assert.ok(turns >= 2, `other work ran between the schemas (${turns} turns)`);
+    assert.equal((await app.inject({ method: 'POST', url: '/broken', payload: {} })).statusCode, 500);
+    assert.equal((await app.inject({ method: 'POST', url: '/fine', payload: {} })).statusCode, 200);
+    await app.close();
+  });
+
   it('compiles once, on the first call, and hands each call its own errors', () => {
     let compilations = 0;
     const validate = compiledOnFirstUse(() => {
@@ -46,6 +72,19 @@ describe('route validators compiled on first use', () => {
     assert.deepEqual(validate.errors, [{ message: 'not 1: 2' }]);
     assert.equal(validate(1), true);
     assert.equal(validate.errors, null);
+    assert.equal(compilations, 1);
+  });
+
+  it('compiles when asked to, before any call, and only once', () => {
+    let compilations = 0;
+    const validate = compiledOnFirstUse(() => {
+      compilations += 1;
+      return () => true;
+    });
+    assert.equal(validate.compiled, false);
+    validate.compile();
+    assert.equal(validate.compiled, true);
+    assert.equal(validate({}), true);
     assert.equal(compilations, 1);
   });
 });
