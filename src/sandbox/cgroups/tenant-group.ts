@@ -126,14 +126,18 @@ async function killUntilEmpty(members: () => number[], killFile: string | null):
   }
   const deadline = Date.now() + KILL_DEADLINE_MS;
   for (let left = members(); left.length > 0 && Date.now() < deadline; left = members()) {
-    for (const pid of left) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killEach(left);
     await new Promise((resolve) => setTimeout(resolve, KILL_PASS_INTERVAL_MS));
+  }
+}
+
+function killEach(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
   }
 }
 
@@ -181,13 +185,7 @@ function removeGroupsOfDeadRunners(parent: string): void {
     const runnerPid = /^agentd-sandbox-(\d+)$/.exec(name)?.[1];
     if (!runnerPid || existsSync(`/proc/${runnerPid}`)) continue;
     const group = join(parent, name);
-    for (const pid of membersOf([group, ...commandGroupsIn(group)])) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killEach(membersOf([group, ...commandGroupsIn(group)]));
     removeGroup(group);
   }
 }
