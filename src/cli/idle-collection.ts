@@ -11,8 +11,8 @@
  * full collection only when the allocation rate it measured over the last 5 s is low, which half a
  * second after the work is too early to see. A second collection once the server has been quiet
  * for 30 s gives it back. Not sooner: a young generation shrunk to 1 MB takes 5–10 s of load to
- * grow back, and until it has, requests cost up to a third more CPU in collections (measured on
- * GET one session), so bursts a few seconds apart keep it.
+ * grow back, and until it has, requests cost 20–40% more CPU in collections (measured on GET one
+ * session, docs/BENCHMARKS.md), so bursts a few seconds apart keep it.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
