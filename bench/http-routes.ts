@@ -10,7 +10,7 @@
  * an after build, neither of them a working tree others are changing). BENCH_NODE_FLAGS passes node
  * options to it, e.g. "--cpu-prof --cpu-prof-dir=/tmp/routes-prof".
  */
-import { startAgentd, startHello, type AgentdChild, type Child } from './support/children.ts';
+import { agentdNodeFlags, agentdRoot, startAgentd, startHello, type AgentdChild, type Child } from './support/children.ts';
 import { HttpClient } from './support/http-client.ts';
 import { median, printFigure, runIfMain, whole, fixed } from './support/report.ts';
 import { runWrk, type WrkOptions, type WrkResult } from './support/wrk.ts';
@@ -131,9 +131,8 @@ function printRouteFigures(results: RouteResults, helloRate: number, rounds: str
 
 runIfMain(import.meta.url, async () => {
   const beforeRoot = process.env.BENCH_BEFORE_ROOT;
-  const nodeArgs = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const [agentd, hello, before] = await Promise.all([
-    startAgentd({ root: process.env.BENCH_AGENTD_ROOT || undefined, nodeArgs }),
+    startAgentd({ root: agentdRoot(), nodeArgs: agentdNodeFlags() }),
     startHello(),
     beforeRoot ? startAgentd({ root: beforeRoot }) : undefined,
   ]);

@@ -9,7 +9,7 @@
  *
  * The default --maximum-request-bytes (32 MiB) admits a 20 MB input as JSON.
  */
-import { modelsFor, sleep, startAgentd, startFakeModel } from './support/children.ts';
+import { agentdRoot, modelsFor, sleep, startAgentd, startFakeModel } from './support/children.ts';
 import { fixed, printFigure, runIfMain, whole } from './support/report.ts';
 import { SETTLE_MS } from './memory.ts';
 
@@ -46,7 +46,7 @@ runIfMain(import.meta.url, async () => {
   const turns = Number(process.env.BENCH_LARGE_TURNS ?? 6);
   const inputMb = Number(process.env.BENCH_LARGE_MB ?? 20);
   const fake = await startFakeModel();
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), root: process.env.BENCH_AGENTD_ROOT || undefined });
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), root: agentdRoot() });
   try {
     await sleep(SETTLE_MS);
     const idle = agentd.rssMb();

@@ -7,7 +7,7 @@
  * BENCH_NODE_FLAGS passes V8 options to the agentd child (e.g. "--max-semi-space-size=4") to see
  * what heap sizing does to the figures; the flags used are printed with them.
  */
-import { modelsFor, sleep, startAgentd, startFakeModel, startHello, type AgentdChild, type FakeModelChild } from './support/children.ts';
+import { agentdNodeFlags, modelsFor, sleep, startAgentd, startFakeModel, startHello, type AgentdChild, type FakeModelChild } from './support/children.ts';
 import { fixed, printFigure, runIfMain, whole } from './support/report.ts';
 import { benchFanout, fanoutOptionsFromEnv } from './sse-fanout.ts';
 import { benchSubscriberChurn } from './subscriber-churn.ts';
@@ -15,10 +15,6 @@ import { benchTurns, driveTurns, TURN_LIMIT_ARGS, turnOptionsFromEnv } from './t
 
 export const SETTLE_MS = 1_000;
 const SAMPLE_EVERY = 5_000;
-
-export function agentdNodeFlags(): string[] {
-  return (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
-}
 
 function flagsNote(): string {
   const flags = agentdNodeFlags();

@@ -12,9 +12,9 @@
 import { cpus } from 'node:os';
 import { benchHistoryPage, historyPageOptionsFromEnv } from './history-page.ts';
 import { benchHttpRoutes, httpRouteOptionsFromEnv } from './http-routes.ts';
-import { agentdNodeFlags, benchMemory, printIdleRss } from './memory.ts';
+import { benchMemory, printIdleRss } from './memory.ts';
 import { benchStartup } from './startup.ts';
-import { modelsFor, startAgentd, startFakeModel, startHello } from './support/children.ts';
+import { agentdNodeFlags, agentdRoot, modelsFor, startAgentd, startFakeModel, startHello } from './support/children.ts';
 import { waitForQuietMachine } from './support/quiet.ts';
 import { runIfMain } from './support/report.ts';
 import { TURN_LIMIT_ARGS } from './turns.ts';
@@ -31,7 +31,7 @@ runIfMain(import.meta.url, async () => {
   await quietly('start-up', () => benchStartup(Number(process.env.BENCH_STARTS ?? 5)));
 
   const fake = await startFakeModel();
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: agentdNodeFlags(), root: process.env.BENCH_AGENTD_ROOT || undefined });
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: agentdNodeFlags(), root: agentdRoot() });
   const hello = await startHello();
   try {
     await quietly('memory, idle', () => printIdleRss(agentd));

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBuilt, modelsFor, REPO_ROOT, sleep, stopChild } from './support/children.ts';
+import { agentdRoot, ensureBuilt, modelsFor, REPO_ROOT, sleep, stopChild } from './support/children.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, median, printFigure, runIfMain } from './support/report.ts';
 
@@ -59,12 +59,12 @@ async function timeStart(nodeArgs: string[], pattern: RegExp, readyPath: string)
 }
 
 export async function benchStartup(starts: number): Promise<void> {
-  ensureBuilt();
+  ensureBuilt(agentdRoot());
   const stateDir = mkdtempSync(join(tmpdir(), 'agentd-bench-startup-'));
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-bench-ws-')));
   const modelsFile = join(stateDir, 'models.json');
   writeFileSync(modelsFile, JSON.stringify(modelsFor('http://127.0.0.1:9/v1')));
-  const agentdArgs = (state: string) => [join(process.env.BENCH_AGENTD_ROOT || REPO_ROOT, 'bin', 'agentd.js'), 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--models-file', modelsFile];
+  const agentdArgs = (state: string) => [join(agentdRoot(), 'bin', 'agentd.js'), 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--models-file', modelsFile];
   const agentdListening = /agentd listening on (http:\/\/\S+)/;
   try {
     const fresh: Start[] = [];

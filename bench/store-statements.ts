@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ensureBuilt, REPO_ROOT } from './support/children.ts';
+import { agentdRoot, ensureBuilt } from './support/children.ts';
 import { fixed, printFigure, runIfMain, whole } from './support/report.ts';
 import type * as DatabaseModule from '../src/store/database.ts';
 import type * as SessionsModule from '../src/store/sessions.ts';
@@ -78,7 +78,7 @@ async function runTurns(modules: StoreModules, db: DatabaseModule.Db, count: num
 }
 
 runIfMain(import.meta.url, async () => {
-  const root = process.env.BENCH_AGENTD_ROOT || REPO_ROOT;
+  const root = agentdRoot();
   const turnCount = Number(process.env.BENCH_TURNS ?? 10_000);
   const modules = await loadStore(root);
   const stateDir = mkdtempSync(join(tmpdir(), 'agentd-bench-store-'));

@@ -16,7 +16,7 @@
  * support/count-statements.mjs into the child and adds SQLite statements and commits per turn,
  * with the statements' breakdown (the count costs a little CPU: take CPU figures without it).
  */
-import { modelsFor, startAgentd, startFakeModel, type AgentdChild, type FakeModelChild } from './support/children.ts';
+import { agentdNodeFlags, agentdRoot, modelsFor, startAgentd, startFakeModel, type AgentdChild, type FakeModelChild } from './support/children.ts';
 import { StatementCounter } from './support/statement-counter.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
@@ -136,9 +136,8 @@ function overheadsOf(run: TurnRun, modelMs: Map<string, number>): number[] {
 
 runIfMain(import.meta.url, async () => {
   const fake = await startFakeModel();
-  const nodeArgs = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const counter = process.env.BENCH_SQL_COUNT === '1' ? StatementCounter.create() : undefined;
-  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: [...(counter?.nodeArgs ?? []), ...nodeArgs], root: process.env.BENCH_AGENTD_ROOT || undefined });
+  const agentd = await startAgentd({ models: modelsFor(fake.baseUrl), args: TURN_LIMIT_ARGS, nodeArgs: [...(counter?.nodeArgs ?? []), ...agentdNodeFlags()], root: agentdRoot() });
   counter?.attach(agentd.pid);
   try {
     await benchTurns(agentd, fake, turnOptionsFromEnv(), counter);

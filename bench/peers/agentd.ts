@@ -1,7 +1,7 @@
 /** agentd as users start it (`node bin/agentd.js serve`), with the turn limits of bench/turns.ts. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBuilt, modelsFor, REPO_ROOT } from '../support/children.ts';
+import { agentdRoot, ensureBuilt, modelsFor } from '../support/children.ts';
 import type { HttpClient } from '../support/http-client.ts';
 import { SseSubscriber } from '../support/sse-subscriber.ts';
 import { TurnWatcher } from '../support/turn-driver.ts';
@@ -15,7 +15,7 @@ export const agentdPeer: Peer = {
   name: 'agentd',
   async start(fakeModelBaseUrl, scratch) {
     // BENCH_AGENTD_ROOT runs another checkout (say, a clean one while this tree is mid-change).
-    const root = process.env.BENCH_AGENTD_ROOT || REPO_ROOT;
+    const root = agentdRoot();
     ensureBuilt(root);
     const stateDir = join(scratch, 'state');
     const workspace = join(scratch, 'workspace');

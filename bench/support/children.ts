@@ -44,6 +44,16 @@ export interface AgentdChild extends Child {
   readonly msToListening: number;
 }
 
+/** BENCH_AGENTD_ROOT: another checkout to run as agentd (a before/after pair on one machine); this one by default. */
+export function agentdRoot(): string {
+  return process.env.BENCH_AGENTD_ROOT || REPO_ROOT;
+}
+
+/** BENCH_NODE_FLAGS: node options for the agentd child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
+export function agentdNodeFlags(): string[] {
+  return (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+}
+
 export function modelsFor(fakeBaseUrl: string) {
   return {
     defaultModel: 'bench',
