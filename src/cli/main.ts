@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === '--version') {
-    const { VERSION } = await import('../server.ts');
+    const { VERSION } = await import('../version.ts');
     console.log(VERSION);
     return;
   }
