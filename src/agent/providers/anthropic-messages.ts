@@ -8,6 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } from './anthropic-convert.ts';
 import { customToolParameters } from './chat-convert.ts';
+import { providerFetch } from './http-transport.ts';
 import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
 import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from './types.ts';
 
@@ -31,7 +32,7 @@ export function createAnthropicMessagesAdapter(connection: ConnectionSettings, o
     authToken: null,
     baseURL: anthropicBaseUrl(connection.baseUrl),
     maxRetries: 0,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.fetch ?? providerFetch,
     ...(keyless ? { defaultHeaders: { 'x-api-key': null } } : {}),
   });
   return {

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { canonicalToChatMessages, chatTools } from './chat-convert.ts';
+import { providerFetch } from './http-transport.ts';
 import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
 import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from './types.ts';
 
@@ -30,7 +31,7 @@ export function createOpenAIChatAdapter(connection: ConnectionSettings, options:
     project: null,
     baseURL: connection.baseUrl,
     maxRetries: 0,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.fetch ?? providerFetch,
     ...(keyless ? { defaultHeaders: { Authorization: null } } : {}),
   });
   return {

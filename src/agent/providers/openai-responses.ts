@@ -10,6 +10,7 @@
  */
 import OpenAI from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseInput, Tool } from 'openai/resources/responses/responses';
+import { providerFetch } from './http-transport.ts';
 import { isAbortError, providerErrorFromStreamPayload, streamEndedEarlyError, toProviderError } from './provider-error.ts';
 import type {
   CanonicalItem,
@@ -55,7 +56,7 @@ export function createOpenAIResponsesAdapter(
     maxRetries: 0,
     // The SDK logs unparseable stream payloads verbatim; model output must not reach the logs.
     logLevel: 'off',
-    fetch: options.fetch,
+    fetch: options.fetch ?? providerFetch,
   });
   const errorContext = { provider: connection.provider, apiKey: connection.apiKey };
 
