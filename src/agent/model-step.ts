@@ -143,6 +143,7 @@ async function* watched(adapter: ProviderAdapter, request: ModelRequest, turnSig
   else turnSignal.addEventListener('abort', stopAttempt, { once: true });
   const iterator = adapter.stream(request, attempt.signal)[Symbol.asyncIterator]();
   let finished = false;
+  let completed = false;
   try {
     for (;;) {
       const next = await nextWithin(iterator, stallTimeoutMs, attempt.signal);
@@ -156,15 +157,37 @@ async function* watched(adapter: ProviderAdapter, request: ModelRequest, turnSig
         finished = true;
         return;
       }
+      if (next.value.type === 'response.done') completed = true;
       yield next.value;
     }
   } finally {
     turnSignal.removeEventListener('abort', stopAttempt);
-    if (!finished) {
+    if (finished) {
+      // nothing left to stop
+    } else if (completed && !turnSignal.aborted) {
+      void readToEnd(iterator, attempt, stallTimeoutMs);
+    } else {
       attempt.abort(turnSignal.reason ?? new Error('the attempt was abandoned'));
       // A hung adapter may never settle its return(); it is not awaited.
       void iterator.return?.().catch(() => {});
     }
+  }
+}
+
+/**
+ * The step returns at the response's final event, a moment before the provider's stream ends.
+ * Reading the little that is left, rather than aborting, keeps the connection to the provider for
+ * the next request and spares the abort's work (an abort reason, the SDK's own abort, a torn-down
+ * socket) on every step; a stream that does not end within the stall timeout is aborted after all.
+ */
+async function readToEnd(iterator: AsyncIterator<ProviderEvent>, attempt: AbortController, timeoutMs: number): Promise<void> {
+  const timer = setTimeout(() => attempt.abort(new Error('the completed stream did not end')), timeoutMs).unref();
+  try {
+    while (!(await iterator.next()).done);
+  } catch {
+    // the response is already complete; a failure after it changes nothing
+  } finally {
+    clearTimeout(timer);
   }
 }
 

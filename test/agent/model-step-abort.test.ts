@@ -29,3 +29,43 @@ test('a step whose turn was cancelled before it began ends at once instead of wa
   ]);
   assert.equal(outcome, 'rejected');
 });
+
+/** An adapter that answers, then either ends its stream or keeps it open until aborted; it reports what happened after the answer. */
+function answeringAdapter(afterAnswer: 'end' | 'hang') {
+  const seen = { signal: null as AbortSignal | null, readToEnd: false, abortedAfterAnswer: false };
+  const adapter: ProviderAdapter = {
+    dialect: 'openai-responses',
+    async *stream(_request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
+      seen.signal = signal;
+      yield { type: 'text.delta', text: 'hi' } as ProviderEvent;
+      yield { type: 'response.done', responseId: 'resp_1', model: 'm', usage: null, completion: { status: 'completed' }, stopReason: 'stop' } as unknown as ProviderEvent;
+      if (afterAnswer === 'hang') {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        seen.abortedAfterAnswer = true;
+        return;
+      }
+      seen.readToEnd = true;
+    },
+  };
+  return { adapter, seen };
+}
+
+test('a completed step reads its stream to the end instead of aborting the request', async () => {
+  const { adapter, seen } = answeringAdapter('end');
+  const result = await runModelStep(adapter, {} as ModelRequest, quietListener, new AbortController().signal);
+  assert.equal(result.responseId, 'resp_1');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(seen.readToEnd, true, 'the stream was read past its final event');
+  assert.equal(seen.signal?.aborted, false, 'the finished request was not aborted');
+});
+
+test('a completed step whose stream never ends is aborted after the stall timeout', async () => {
+  const { adapter, seen } = answeringAdapter('hang');
+  const retry = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, stallTimeoutMs: 50 };
+  const result = await runModelStep(adapter, {} as ModelRequest, quietListener, new AbortController().signal, retry);
+  assert.equal(result.responseId, 'resp_1');
+  assert.equal(seen.signal?.aborted, false, 'not aborted the moment the answer came');
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(seen.signal?.aborted, true);
+  assert.equal(seen.abortedAfterAnswer, true);
+});

@@ -67,10 +67,12 @@ export function createOpenAIResponsesAdapter(
       const translator = new ResponseStreamTranslator(connection.provider, errorContext);
       try {
         const events = await client.responses.create(buildResponsesRequest(request), { signal });
+        // Read to the stream's end even after the final event: leaving early makes the SDK abort
+        // a finished request and drop its connection.
         for await (const event of events) {
-          yield* translator.translate(event as unknown as StreamEvent);
-          if (translator.finished) return;
+          if (!translator.finished) yield* translator.translate(event as unknown as StreamEvent);
         }
+        if (translator.finished) return;
       } catch (error) {
         if (signal.aborted) signal.throwIfAborted();
         if (isAbortError(error)) throw error;
