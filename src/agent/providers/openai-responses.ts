@@ -66,7 +66,8 @@ export function createOpenAIResponsesAdapter(
       signal.throwIfAborted();
       const translator = new ResponseStreamTranslator(connection.provider, errorContext);
       try {
-        const events = await client.responses.create(buildResponsesRequest(request), { signal });
+        // The SDK's own `responses.create` is this POST with the body left for it to stringify.
+        const events = (await client.post('/responses', { body: responsesRequestJson(request), headers: JSON_BODY, stream: true, signal })) as AsyncIterable<unknown>;
         // Read to the stream's end even after the final event: leaving early makes the SDK abort
         // a finished request and drop its connection.
         for await (const event of events) {
@@ -83,6 +84,26 @@ export function createOpenAIResponsesAdapter(
       throw streamEndedEarlyError(connection.provider);
     },
   };
+}
+
+const JSON_BODY = { 'content-type': 'application/json' };
+
+/**
+ * Tool specs are made once and never change (src/runtime/compaction.ts measures them once too):
+ * their JSON, most of every request body, is written once rather than on every step.
+ */
+const toolJson = new WeakMap<ToolSpec, string>();
+
+/** buildResponsesRequest's body as JSON, the tools from their kept JSON. */
+export function responsesRequestJson(request: ModelRequest): string {
+  const body = JSON.stringify(buildResponsesRequest({ ...request, tools: [] }));
+  if (request.tools.length === 0) return body;
+  const tools = request.tools.map((spec) => {
+    let json = toolJson.get(spec);
+    if (json === undefined) toolJson.set(spec, (json = JSON.stringify(toResponsesTool(spec))));
+    return json;
+  });
+  return `${body.slice(0, -1)},"tools":[${tools.join(',')}]}`;
 }
 
 /** The request body: stateless, reasoning requested encrypted, tools in Responses form. */

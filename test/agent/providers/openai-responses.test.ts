@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createOpenAIResponsesAdapter } from '../../../src/agent/providers/openai-responses.ts';
+import { buildResponsesRequest, createOpenAIResponsesAdapter, responsesRequestJson } from '../../../src/agent/providers/openai-responses.ts';
 import { ProviderError, type ProviderAdapter } from '../../../src/agent/providers/types.ts';
 import { type FakeProvider, fakeEncryptedReasoning, startFakeProvider } from '../../support/fake-provider.ts';
 import { fixturePath } from '../../support/fixtures.ts';
@@ -67,6 +67,18 @@ describe('request body', () => {
       { type: 'custom', name: 'apply_patch', description: 'Apply a patch', format: grammar },
       { type: 'custom', name: 'note', description: 'Free text' },
     ]);
+  });
+
+  test('the body written with kept tool JSON is the body the SDK would have written', async () => {
+    const shell = { name: 'shell', description: 'Run "this"\n', kind: 'function' as const, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } };
+    const note = { name: 'note', description: 'Free text ✓', kind: 'custom' as const };
+    for (const request of [modelRequest({ tools: [shell, note] }), modelRequest({ tools: [note, shell], effort: null }), modelRequest({ tools: [] })]) {
+      assert.deepEqual(JSON.parse(responsesRequestJson(request)), buildResponsesRequest(request));
+    }
+    assert.equal('tools' in JSON.parse(responsesRequestJson(modelRequest({ tools: [] }))), false);
+    await run(modelRequest({ tools: [note] }));
+    assert.equal(fake.requests.at(-1)?.headers['content-type'], 'application/json');
+    assert.deepEqual(lastBody().tools, [{ type: 'custom', name: 'note', description: 'Free text ✓' }]);
   });
 
   test('maps effort: none sends no reasoning, null (a non-reasoning model) sends no include either', async () => {
