@@ -139,6 +139,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     isStopping: () => stopping,
     operations: contract.operations,
     logger: log,
+    logEveryRequest: config.tenants !== null,
     metrics: telemetry.metrics,
     tracing: telemetry.tracing,
     maximumRequestBytes: config.limits.maximumRequestBytes,

@@ -27,6 +27,8 @@ export interface AppOptions {
   metrics?: MetricsRecorder;
   /** a span per request (default: off) */
   tracing?: Tracing;
+  /** a `request` line at info for every request; otherwise only for statuses of 400 and above, the rest at debug */
+  logEveryRequest?: boolean;
 }
 
 declare module 'fastify' {
@@ -116,8 +118,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
   });
 
+  // A line per request costs about 7 µs, an eighth of a GET (docs/BENCHMARKS.md), and a client that
+  // polls would fill the log with them; so only hosting, where the lines say which tenant asked
+  // what, logs every request at info (OPERATIONS.md, "Logs").
+  const everyRequestLevel = options.logEveryRequest ? 'info' : 'debug';
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    const level = reply.statusCode >= 400 ? 'info' : everyRequestLevel;
+    if (options.logger.isLevelEnabled(level)) {
+      request.log[level]({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    }
     done();
   });
 

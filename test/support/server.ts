@@ -21,6 +21,8 @@ export interface TestServerOptions {
   confinement?: 'auto' | 'off';
   /** keep every log line (debug level) in memory, for tests that assert what logs never hold */
   captureLogs?: boolean;
+  /** the level of the captured log (default debug) */
+  captureLevel?: 'debug' | 'info';
 }
 
 export interface TestServer {
@@ -66,7 +68,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const config = await loadConfig(args, env, workspace);
   const logLines: string[] = [];
   const logger = options.captureLogs
-    ? pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) })
+    ? pino({ level: options.captureLevel ?? 'debug' }, { write: (line: string) => void logLines.push(line) })
     : pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
   const server = await startServer(config, env, logger, { keepAliveMs: options.keepAliveMs, confinement: options.confinement });
   const url = `http://127.0.0.1:${server.port}`;
