@@ -1,7 +1,8 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type preParsingHookHandler, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../domain/errors.ts';
 import { requestId } from './request-id.ts';
+import { requestLoggerFactory } from './request-logger.ts';
 import type { Operation } from '../api/operations.ts';
 import { checkAccess, type AccessPolicy } from './access.ts';
 import { sendError, toApiError, type ParameterErrors } from './error-reply.ts';
@@ -44,6 +45,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: options.maximumRequestBytes,
     genReqId: requestId,
     requestIdHeader: false,
@@ -98,16 +100,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
     done(null, payload);
   });
 
-  // 415 before the body is read, so the order is 415 → 413 (while reading) → 400 (parse, schema).
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    if (!request.routeOptions.config.hasJsonBody) return done(null, payload);
-    const mediaType = request.headers['content-type']?.split(';')[0].trim().toLowerCase();
-    if (mediaType !== 'application/json') {
-      return done(new ApiError('unsupported_media_type', 'Content-Type must be application/json'));
-    }
-    done(null, payload);
-  });
-
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if (!request.routeOptions.config.hasJsonBody) return done(null, undefined);
@@ -146,6 +138,17 @@ function notFound(request: FastifyRequest): ApiError {
   return new ApiError('route_not_found', `no route for ${request.method} ${request.originalUrl.split('?')[0]}`);
 }
 
+/**
+ * A route that takes a JSON body answers 415 before the body is read, so the order is 415 → 413
+ * (while reading) → 400 (parse, schema). A route hook, not a global one: the routes without a body
+ * (most of the traffic) do not pay for it.
+ */
+const requireJsonMediaType: preParsingHookHandler = (request, _reply, payload, done) => {
+  const mediaType = request.headers['content-type']?.split(';')[0].trim().toLowerCase();
+  if (mediaType !== 'application/json') return done(new ApiError('unsupported_media_type', 'Content-Type must be application/json'));
+  done(null, payload);
+};
+
 function registerOperation(app: FastifyInstance, operation: Operation, handlers: Handlers): void {
   const handler = handlers[operation.operationId as keyof Handlers] as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   if (!handler) throw new Error(`no handler for ${operation.operationId}`);
@@ -162,6 +165,7 @@ function registerOperation(app: FastifyInstance, operation: Operation, handlers:
       ...(operation.query ? { querystring: operation.query.schema } : {}),
       ...(operation.headers ? { headers: operation.headers.schema } : {}),
     },
+    ...(operation.body !== undefined ? { preParsing: requireJsonMediaType } : {}),
     ...(decodeParameters ? { preValidation: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => { decodeParameters(request); done(); } } : {}),
     handler: async (request, reply) => {
       const result = await handler(request, reply);
