@@ -84,7 +84,9 @@ export function isAbortError(error: unknown): boolean {
 export function toProviderError(error: unknown, context: ProviderErrorContext): ProviderError {
   if (error instanceof ProviderError) return error;
   if (error instanceof OpenAIConnectionError || error instanceof AnthropicConnectionError) {
-    return connectionError(context, error.message, error.constructor.name === 'APIConnectionTimeoutError');
+    // The SDK's own message is only "Connection error."; the cause says what failed (a refused
+    // connection, a certificate the system does not trust).
+    return connectionError(context, describeCause(error), error.constructor.name === 'APIConnectionTimeoutError');
   }
   if (error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) {
     const headers = (error.headers ?? null) as HeaderSource;

@@ -110,6 +110,9 @@ describe('connection failures and other throwables', () => {
   test('SDK connection errors and undici socket errors are retryable', () => {
     const sdk = toProviderError(new OpenAI.APIConnectionError({ message: 'Connection error.' }), openai);
     assert.deepEqual([sdk.code, sdk.retryable], ['connection_error', true]);
+    const untrusted = Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
+    const tls = toProviderError(new Anthropic.APIConnectionError({ message: 'Connection error.', cause: untrusted }), anthropic);
+    assert.match(tls.message, /connection failed \(connection_error\): Connection error\.: self-signed certificate$/);
     const timeout = toProviderError(new Anthropic.APIConnectionTimeoutError(), anthropic);
     assert.deepEqual([timeout.code, timeout.retryable], ['timeout', true]);
     const socket = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
