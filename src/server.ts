@@ -125,7 +125,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       await store.close();
       throw error;
     }
-    runtimeFor = async () => runtime;
+    runtimeFor = () => runtime;
     closeRuntimes = () => runtime.close();
   }
 

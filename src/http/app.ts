@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../domain/errors.ts';
 import { requestId } from './request-id.ts';
 import { requestLoggerFactory } from './request-logger.ts';
+import { andThen } from './now-or-later.ts';
 import type { Operation } from '../api/operations.ts';
 import { checkAccess, type AccessPolicy } from './access.ts';
 import { sendError, toApiError, type ParameterErrors } from './error-reply.ts';
@@ -167,11 +168,13 @@ function registerOperation(app: FastifyInstance, operation: Operation, handlers:
     },
     ...(operation.body !== undefined ? { preParsing: requireJsonMediaType } : {}),
     ...(decodeParameters ? { preValidation: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => { decodeParameters(request); done(); } } : {}),
-    handler: async (request, reply) => {
-      const result = await handler(request, reply);
-      if (reply.sent) return reply;
-      reply.code(operation.success.status);
-      return operation.success.status === 204 ? reply.send() : result;
-    },
+    // Synchronous when the handler answered at once (a cached read): Fastify sends a plain value
+    // without waiting for a promise. Nothing is returned for a reply the handler sent itself.
+    handler: (request, reply) =>
+      andThen(handler(request, reply), (result) => {
+        if (reply.sent) return undefined;
+        reply.code(operation.success.status);
+        return operation.success.status === 204 ? reply.send() : result;
+      }),
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { andThen, type NowOrLater } from './now-or-later.ts';
 import { ApiError } from '../domain/errors.ts';
 import type { CreateSessionBody, CreateTurnBody, ForkSessionBody, PatchSessionBody, ResolveRequestBody } from '../api/schemas.ts';
 import { isTerminal } from '../domain/turn-lifecycle.ts';
@@ -26,14 +27,14 @@ interface RequestShape {
  */
 type RequestOf<Shape extends RequestShape = RequestShape> = FastifyRequest<{ Params: { id: string }; Body: Shape['body']; Querystring: Shape['query']; Headers: Shape['headers'] }>;
 // `any` only lets each handler name its own request shape.
-type Handler = (request: RequestOf<any>, reply: FastifyReply) => Promise<unknown>;
+type Handler = (request: RequestOf<any>, reply: FastifyReply) => NowOrLater<unknown>;
 
 export interface HandlerContext {
   /**
    * The runtime of the boundary the request was admitted into, started on a tenant's first use;
    * it stays in use (not evicted) until the reply's response closes.
    */
-  runtimeFor(request: FastifyRequest, reply: FastifyReply): Promise<BoundaryRuntime>;
+  runtimeFor(request: FastifyRequest, reply: FastifyReply): NowOrLater<BoundaryRuntime>;
   ping(): Promise<void>;
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
@@ -64,24 +65,27 @@ export function createHandlers(context: HandlerContext) {
     getOpenApi: async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(context.openApiDocument),
     listModels: async (request) => ({ data: context.models(request) }),
 
-    listSessions: async (request: RequestOf<{ query: ListSessionsQuery }>, reply) => {
+    listSessions: (request: RequestOf<{ query: ListSessionsQuery }>, reply) => {
       const { archive = 'active', limit = DEFAULT_PAGE_SIZE, cursor } = request.query;
-      const { sessions } = await context.runtimeFor(request, reply);
-      // a bad cursor throws here, so it is never kept
-      return sendJson(reply, await sessions.readCache.read(`page ${archive} ${limit} ${cursor ?? ''}`, async () => {
-        const page = await sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
-        return JSON.stringify({ data: page.sessions.map(toSessionDto), nextCursor: page.next ? encodeSessionCursor(page.next) : null });
-      }));
+      return andThen(context.runtimeFor(request, reply), ({ sessions }) => {
+        // a bad cursor throws here, so it is never kept
+        const body = sessions.readCache.read(`page ${archive} ${limit} ${cursor ?? ''}`, async () => {
+          const page = await sessions.list({ archive, limit, after: decodeSessionCursor(cursor) });
+          return JSON.stringify({ data: page.sessions.map(toSessionDto), nextCursor: page.next ? encodeSessionCursor(page.next) : null });
+        });
+        return andThen(body, (json) => sendJson(reply, json));
+      });
     },
     createSession: async (request: RequestOf<{ body: CreateSessionBody }>, reply) => {
       const { sessions } = await context.runtimeFor(request, reply);
       return toSessionDto(await sessions.create(request.body));
     },
-    getSession: async (request: RequestOf, reply) => {
-      const { sessions } = await context.runtimeFor(request, reply);
-      const id = request.params.id;
-      return sendJson(reply, await sessions.readCache.read(`session ${id}`, async () => JSON.stringify(toSessionDto(await sessions.get(id)))));
-    },
+    getSession: (request: RequestOf, reply) =>
+      andThen(context.runtimeFor(request, reply), ({ sessions }) => {
+        const id = request.params.id;
+        const body = sessions.readCache.read(`session ${id}`, async () => JSON.stringify(toSessionDto(await sessions.get(id))));
+        return andThen(body, (json) => sendJson(reply, json));
+      }),
     patchSession: async (request: RequestOf<{ body: PatchSessionBody }>, reply) => {
       const { sessions } = await context.runtimeFor(request, reply);
       return toSessionDto(await sessions.patch(request.params.id, request.body));

@@ -23,10 +23,15 @@ export class SessionReadCache {
   private readonly entries = new Map<string, CachedRead>();
   private characters = 0;
 
-  async read(key: string, produce: () => Promise<string>): Promise<string> {
+  /** The kept body at once when it is current, else a promise of a fresh one. */
+  read(key: string, produce: () => Promise<string>): string | Promise<string> {
     const version = sessionRowsVersionNow();
     const cached = this.entries.get(key);
     if (cached !== undefined && cached.version === version) return cached.body;
+    return this.readAfresh(key, produce, version);
+  }
+
+  private async readAfresh(key: string, produce: () => Promise<string>, version: number): Promise<string> {
     const body = await produce();
     if (sessionRowsVersionNow() === version) this.keep(key, { version, body });
     return body;

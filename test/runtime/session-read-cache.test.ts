@@ -28,9 +28,17 @@ describe('session read cache', () => {
     assert.equal(reads, 1);
   });
 
+  it('answers a current entry at once, without a promise; a miss with one', async () => {
+    const cache = new SessionReadCache();
+    const miss = cache.read('key', async () => 'body');
+    assert.ok(miss instanceof Promise);
+    assert.equal(await miss, 'body');
+    assert.equal(cache.read('key', async () => 'not read'), 'body');
+  });
+
   it('keeps nothing of a read that failed', async () => {
     const cache = new SessionReadCache();
-    await assert.rejects(cache.read('key', async () => { throw new Error('no such session'); }));
+    await assert.rejects(async () => cache.read('key', async () => { throw new Error('no such session'); }));
     assert.equal(await cache.read('key', async () => 'found'), 'found');
   });
 });
