@@ -162,11 +162,9 @@ async function* watched(adapter: ProviderAdapter, request: ModelRequest, turnSig
     }
   } finally {
     turnSignal.removeEventListener('abort', stopAttempt);
-    if (finished) {
-      // nothing left to stop
-    } else if (completed && !turnSignal.aborted) {
+    if (!finished && completed && !turnSignal.aborted) {
       void readToEnd(iterator, attempt, stallTimeoutMs);
-    } else {
+    } else if (!finished) {
       attempt.abort(turnSignal.reason ?? new Error('the attempt was abandoned'));
       // A hung adapter may never settle its return(); it is not awaited.
       void iterator.return?.().catch(() => {});

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../domain/errors.ts';
 import { requestId } from './request-id.ts';
 import { requestLoggerFactory } from './request-logger.ts';
-import { andThen } from './now-or-later.ts';
+import { andThen, type NowOrLater } from './now-or-later.ts';
 import type { Operation } from '../api/operations.ts';
 import { checkAccess, type AccessPolicy } from './access.ts';
 import { sendError, toApiError, type ParameterErrors } from './error-reply.ts';
@@ -151,7 +151,7 @@ const requireJsonMediaType: preParsingHookHandler = (request, _reply, payload, d
 };
 
 function registerOperation(app: FastifyInstance, operation: Operation, handlers: Handlers): void {
-  const handler = handlers[operation.operationId as keyof Handlers] as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  const handler = handlers[operation.operationId as keyof Handlers] as (request: FastifyRequest, reply: FastifyReply) => NowOrLater<unknown>;
   if (!handler) throw new Error(`no handler for ${operation.operationId}`);
   const decodeParameters = decimalParameterDecoder(operation.query, operation.headers);
   app.route({

@@ -70,6 +70,7 @@ for (const level of ['info', 'debug'] as const) {
         ],
       );
       assert.ok(!server.logs().join('\n').includes('secret-looking'), 'the query string sent is not logged');
+      assert.ok(!server.logs().join('\n').includes('no-such-thing'), 'nor the path sent');
     });
   });
 }

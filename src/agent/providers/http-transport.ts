@@ -3,7 +3,7 @@
  *
  * The official SDKs take any fetch. Node's own (undici's, which follows the whole Fetch standard)
  * spent about 0.3 ms more CPU per streamed model request than this on the benchmark machine, a
- * tenth of a turn's server time (docs/BENCHMARKS.md, "A lean transport for the provider SDKs").
+ * tenth of a turn's server time (docs/BENCHMARKS.md, "Fourth pass: the provider transport").
  * What it leaves out, on purpose: redirects are answered as they come (provider APIs do not
  * redirect, and a 3xx reaches the SDK as an error), no `accept-encoding` is sent (so nothing
  * arrives compressed), and bodies other than text and bytes (FormData, streams) and `Request`
@@ -116,9 +116,7 @@ function readableOf(response: IncomingMessage, onSettled: () => void): { stream:
         response.resume();
       },
       cancel() {
-        settled = true;
-        onSettled();
-        response.destroy();
+        settle(() => response.destroy());
       },
     },
     { highWaterMark: BUFFERED_CHUNKS },
