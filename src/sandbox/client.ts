@@ -90,6 +90,11 @@ class RunnerProcess {
     });
   }
 
+  /** Whether the process has ended, though its failure may not be reported yet (it waits for the pipes). */
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
   send(message: object): void {
     this.child.stdin.write(encodeLine(message));
   }
@@ -157,6 +162,9 @@ export class SandboxClient {
   /** Starts the runner when none is alive and waits for its ready line. */
   async start(): Promise<ReadyLine> {
     if (this.closed) throw new SandboxError('sandbox_closed', 'the sandbox client is closed');
+    // A runner that has died but whose pipes are still being read takes no new call: its own calls
+    // fail with its death when that is reported, a new one goes to a fresh runner.
+    if (this.runner?.exited) this.runner = null;
     if (!this.runner) {
       const [executable, ...args] = this.options.command;
       const child = spawn(executable, args, { stdio: ['pipe', 'pipe', 'pipe'], env: this.options.env ?? { PATH: process.env.PATH } });

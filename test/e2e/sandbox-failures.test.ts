@@ -36,11 +36,15 @@ esac`);
     return harness.events.ofTurn(turn.id).find((event) => event.type === 'tool.finished')!.data.data.output;
   }
 
-  /** Kills the live runner of the server (a death between calls), so the next call starts the mode's one. */
+  /**
+   * Kills the live runner of the server (a death between calls), so the next call starts the mode's
+   * one. It waits until the server has reaped the runner, not only until it is a zombie: a call
+   * made before the server saw the death would go to the dead runner and report its SIGKILL.
+   */
   async function dropLiveRunner(): Promise<void> {
-    const live = () => processesWith('agentd-sandbox --workspace').filter((pid) => processesWith(harness.server.workspace).includes(pid));
-    for (const pid of live()) process.kill(pid, 'SIGKILL');
-    await waitUntil(() => live().length === 0);
+    const live = processesWith('agentd-sandbox --workspace').filter((pid) => processesWith(harness.server.workspace).includes(pid));
+    for (const pid of live) process.kill(pid, 'SIGKILL');
+    await waitUntil(() => live.every((pid) => !existsSync(`/proc/${pid}`)));
   }
 
   const failures = { garbage: /did not begin with a ready line|not a JSON object/, crash: /ended \(signal SIGSEGV\)/, hang: /no ready line within/, missing: /ended \(exit code 127\)/ };

@@ -58,6 +58,31 @@ describe('the sandbox client against broken runners', () => {
     await client.close();
   });
 
+  it('sends a call made after the runner died, before its death is reported, to a fresh runner', async () => {
+    const marker = join(scratchDirectory(), 'starts');
+    // The runner leaves a child holding its output pipes, so its death is reported only after the
+    // pipes' grace; the call in between must not go to the dead runner.
+    const client = brokenRunner(`
+      import { appendFileSync } from 'node:fs';
+      import { spawn } from 'node:child_process';
+      appendFileSync(${JSON.stringify(marker)}, 'x');
+      spawn('sleep', ['2'], { stdio: ['ignore', 'inherit', 'inherit'] }).unref();
+      ${READY}
+      process.stdin.on('data', (line) => {
+        const { id } = JSON.parse(String(line));
+        process.stdout.write(JSON.stringify({ type: 'result', id, ok: true, exitCode: 0 }) + '\\n');
+      });`);
+    await client.call({ type: 'run', shell: 'first' });
+    const dead = client.runnerPid!;
+    process.kill(dead, 'SIGKILL');
+    while (existsSync(`/proc/${dead}`)) await new Promise((resolve) => setTimeout(resolve, 5));
+    const result = await client.call({ type: 'run', shell: 'second' });
+    assert.equal(result.ok, true);
+    assert.notEqual(client.runnerPid, dead);
+    assert.equal((await import('node:fs')).readFileSync(marker, 'utf8'), 'xx', 'a fresh runner took the call');
+    await client.close();
+  });
+
   it('fails a pending call when the runner dies mid-call', async () => {
     const client = brokenRunner(`${READY} process.stdin.once('data', () => process.exit(9)); setInterval(() => {}, 1000);`);
     await rejectsWith(client.call({ type: 'run', shell: 'true' }), 'sandbox_died');
