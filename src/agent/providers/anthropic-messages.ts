@@ -10,6 +10,7 @@ import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } fr
 import { customToolParameters } from './chat-convert.ts';
 import { providerFetch } from './http-transport.ts';
 import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
+import { anthropicPayloads, eventStreamPayloads } from './stream-payloads.ts';
 import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from './types.ts';
 
 export interface AnthropicAdapterOptions {
@@ -104,7 +105,11 @@ async function* streamMessage(
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<ProviderEvent> {
-  yield* readSdkStream(() => client.messages.create(buildAnthropicRequest(request), { signal }), new MessageStreamReader(request), connection, signal);
+  const open = async () => {
+    const response = await client.messages.create(buildAnthropicRequest(request), { signal }).asResponse();
+    return eventStreamPayloads(response.body, anthropicPayloads(response.headers)) as AsyncIterable<StreamEvent[]>;
+  };
+  yield* readSdkStream(open, new MessageStreamReader(request), connection, signal);
 }
 
 interface OpenBlock {

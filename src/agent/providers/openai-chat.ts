@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { canonicalToChatMessages, chatTools } from './chat-convert.ts';
 import { providerFetch } from './http-transport.ts';
 import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
+import { eventStreamPayloads, openAIPayloads } from './stream-payloads.ts';
 import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from './types.ts';
 
 export interface OpenAIChatAdapterOptions {
@@ -68,7 +69,10 @@ export function chatCompletion(finishReason: string | null): Completion {
 
 async function* streamChat(client: OpenAI, connection: ConnectionSettings, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   // the chunks are read through ChatChunk, which adds the fields compatible servers send
-  const open = async () => (await client.chat.completions.create(buildChatRequest(request, connection.provider), { signal })) as AsyncIterable<unknown> as AsyncIterable<ChatChunk>;
+  const open = async () => {
+    const response = await client.chat.completions.create(buildChatRequest(request, connection.provider), { signal }).asResponse();
+    return eventStreamPayloads(response.body, openAIPayloads(response.headers)) as AsyncIterable<ChatChunk[]>;
+  };
   yield* readSdkStream(open, new ChatStreamReader(request), connection, signal);
 }
 

@@ -12,6 +12,7 @@ import OpenAI from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseInput, Tool } from 'openai/resources/responses/responses';
 import { providerFetch } from './http-transport.ts';
 import { isAbortError, providerErrorFromStreamPayload, streamEndedEarlyError, toProviderError } from './provider-error.ts';
+import { eventStreamPayloads, openAIPayloads } from './stream-payloads.ts';
 import type {
   CanonicalItem,
   Completion,
@@ -67,11 +68,13 @@ export function createOpenAIResponsesAdapter(
       const translator = new ResponseStreamTranslator(connection.provider, errorContext);
       try {
         // The SDK's own `responses.create` is this POST with the body left for it to stringify.
-        const events = (await client.post('/responses', { body: responsesRequestJson(request), headers: JSON_BODY, stream: true, signal })) as AsyncIterable<unknown>;
-        // Read to the stream's end even after the final event: leaving early makes the SDK abort
-        // a finished request and drop its connection.
-        for await (const event of events) {
-          if (!translator.finished) yield* translator.translate(event as unknown as StreamEvent);
+        const response = await client.post('/responses', { body: responsesRequestJson(request), headers: JSON_BODY, stream: true, signal }).asResponse();
+        // Read to the stream's end even after the final event: leaving early cancels the body and
+        // drops a connection the next request could have used.
+        for await (const batch of eventStreamPayloads(response.body, openAIPayloads(response.headers))) {
+          for (const event of batch) {
+            if (!translator.finished) yield* translator.translate(event as StreamEvent);
+          }
         }
         if (translator.finished) return;
       } catch (error) {

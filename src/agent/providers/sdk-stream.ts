@@ -1,7 +1,7 @@
 import { isAbortError, streamEndedEarlyError, toProviderError } from './provider-error.ts';
 import type { ConnectionSettings, ProviderEvent } from './types.ts';
 
-/** Reads one dialect's SDK stream events into provider events. */
+/** Reads one dialect's stream payloads into provider events. */
 export interface SdkStreamReader<Event> {
   read(event: Event): Iterable<ProviderEvent>;
   /** whether the stream's terminal event (a stop or finish reason) has arrived */
@@ -17,13 +17,15 @@ export interface SdkStreamReader<Event> {
  * retryable failure rather than a short answer.
  */
 export async function* readSdkStream<Event>(
-  open: () => Promise<AsyncIterable<Event>>,
+  open: () => Promise<AsyncIterable<Event[]>>,
   reader: SdkStreamReader<Event>,
   connection: ConnectionSettings,
   signal: AbortSignal,
 ): AsyncGenerator<ProviderEvent> {
   try {
-    for await (const event of await open()) yield* reader.read(event);
+    for await (const batch of await open()) {
+      for (const event of batch) yield* reader.read(event);
+    }
   } catch (error) {
     if (signal.aborted || isAbortError(error)) throw abortError(signal, error);
     throw toProviderError(error, { provider: connection.provider, apiKey: connection.apiKey });

@@ -1,0 +1,112 @@
+/**
+ * The payloads of a streamed answer (text/event-stream), read from the response body as it arrives.
+ * The official SDKs still send every request and turn every refused one into their own error; only
+ * the body of a streamed answer is read here, because the SDKs' readers copy the whole pending
+ * buffer on every network chunk and pass each event through three async generators, which measured
+ * a sixth of a turn's CPU (docs/BENCHMARKS.md, "Fifth pass"). The format itself is parsed by
+ * eventsource-parser (already the client's parser); payloads come out as one batch per network chunk.
+ *
+ * Which messages carry a payload, and which are errors, is decided exactly as each SDK's own stream
+ * reader decides (openai 6.x and @anthropic-ai/sdk `Stream.fromSSEResponse`): the same payloads, and
+ * the same SDK error classes for an error sent inside a 200 stream. One difference, from the
+ * format's rules: a message with no `data` line is no message at all (the openai reader failed on
+ * one with a JSON syntax error; no provider sends one).
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import OpenAI from 'openai';
+
+/** A dialect's rule: the message's payload, undefined to skip it, or a throw for an error message. */
+export type PayloadRule<Payload> = (message: EventSourceMessage) => Payload | undefined;
+
+/**
+ * The body's payloads, one batch per network chunk. A message left unfinished at the end is dropped
+ * (as the SDKs and browsers do). Leaving early cancels the body, which closes the connection.
+ */
+export async function* eventStreamPayloads<Payload>(body: ReadableStream<Uint8Array> | null, payloadOf: PayloadRule<Payload>): AsyncGenerator<Payload[]> {
+  if (body === null) return;
+  let batch: Payload[] = [];
+  let failure: { error: unknown } | null = null;
+  const parser = createParser({
+    onEvent(message) {
+      if (failure !== null) return;
+      try {
+        const payload = payloadOf(message);
+        if (payload !== undefined) batch.push(payload);
+      } catch (error) {
+        failure = { error };
+      }
+    },
+  });
+  const text = new TextDecoder();
+  const reader = body.getReader();
+  let endsInCr = false;
+  let ended = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      const decoded = done ? text.decode() : text.decode(value, { stream: true });
+      if (decoded !== '') {
+        parser.feed(decoded);
+        endsInCr = decoded.charCodeAt(decoded.length - 1) === CR;
+      }
+      // The parser holds a final CR in case an LF follows; at the end none will, so it ends its line.
+      if (done && endsInCr) parser.feed('\n');
+      // What arrived before a failing message is delivered first, as the SDKs' one-by-one readers did.
+      if (batch.length > 0) {
+        const ready = batch;
+        batch = [];
+        yield ready;
+      }
+      if (failure !== null) throw (failure as { error: unknown }).error;
+      if (done) {
+        ended = true;
+        return;
+      }
+    }
+  } finally {
+    if (!ended) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+const CR = 13;
+
+/** openai: `[DONE]` ends the stream, a payload carrying `error` is an APIError. */
+export function openAIPayloads(headers: Headers): PayloadRule<unknown> {
+  let done = false;
+  return (message) => {
+    if (done) return undefined;
+    if (message.data.startsWith('[DONE]')) {
+      done = true;
+      return undefined;
+    }
+    // Assistants' events (never sent by the endpoints we call) come wrapped, as the SDK wraps them.
+    if (message.event?.startsWith('thread.')) return { event: message.event, data: JSON.parse(message.data) };
+    const payload = JSON.parse(message.data) as { error?: unknown } | null;
+    if (payload && payload.error) throw new OpenAI.APIError(undefined, payload.error as object, undefined, headers);
+    return payload;
+  };
+}
+
+/** Anthropic: `ping` and unnamed messages are skipped, an `error` message is an APIError, empty data is skipped. */
+export function anthropicPayloads(headers: Headers): PayloadRule<unknown> {
+  return (message) => {
+    if (message.event === undefined || message.event === 'ping') return undefined;
+    if (message.event === 'error') {
+      const body = jsonOrUndefined(message.data) ?? message.data;
+      const type = (body as { error?: { type?: unknown } } | null)?.error?.type;
+      throw new Anthropic.APIError(undefined, body as object, undefined, headers, (type ?? null) as ConstructorParameters<typeof Anthropic.APIError>[4]);
+    }
+    if (!message.data) return undefined;
+    return JSON.parse(message.data);
+  };
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
