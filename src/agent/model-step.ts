@@ -85,36 +85,43 @@ export async function runModelStep(
       }
     };
     try {
-      for await (const event of watched(adapter, request, signal, stallTimeoutMs)) {
-        switch (event.type) {
-          case 'text.delta':
-            countOutput(event.text);
-            text += event.text;
-            listener.textDelta(event.text);
-            break;
-          case 'reasoning.delta':
-            countOutput(event.text);
-            listener.reasoningDelta(event.text);
-            break;
-          case 'tool.started':
-            argumentsByCall.set(event.callId, { name: event.name, kind: event.kind, text: '' });
-            listener.toolStarted(event.callId, event.name, event.kind);
-            break;
-          case 'tool.arguments.delta': {
-            countOutput(event.delta);
-            const call = argumentsByCall.get(event.callId);
-            if (!call) break;
-            call.text += event.delta;
-            listener.toolArguments(event.callId, call.name, call.kind, call.text);
-            break;
+      const stream = new WatchedAttempt(adapter, request, signal, stallTimeoutMs);
+      try {
+        for (let next = await stream.next(); !next.done; next = await stream.next()) {
+          const event = next.value;
+          switch (event.type) {
+            case 'text.delta':
+              countOutput(event.text);
+              text += event.text;
+              listener.textDelta(event.text);
+              break;
+            case 'reasoning.delta':
+              countOutput(event.text);
+              listener.reasoningDelta(event.text);
+              break;
+            case 'tool.started':
+              argumentsByCall.set(event.callId, { name: event.name, kind: event.kind, text: '' });
+              listener.toolStarted(event.callId, event.name, event.kind);
+              break;
+            case 'tool.arguments.delta': {
+              countOutput(event.delta);
+              const call = argumentsByCall.get(event.callId);
+              if (!call) break;
+              call.text += event.delta;
+              listener.toolArguments(event.callId, call.name, call.kind, call.text);
+              break;
+            }
+            case 'item.done':
+              items.push(event.item);
+              break;
+            case 'response.done':
+              apiDurationMs += performance.now() - started;
+              return { items, responseId: event.responseId, model: event.model, usage: event.usage, completion: normalizedCompletion(event.completion), stopReason: event.stopReason, apiDurationMs, discardedText };
           }
-          case 'item.done':
-            items.push(event.item);
-            break;
-          case 'response.done':
-            apiDurationMs += performance.now() - started;
-            return { items, responseId: event.responseId, model: event.model, usage: event.usage, completion: normalizedCompletion(event.completion), stopReason: event.stopReason, apiDurationMs, discardedText };
         }
+      } finally {
+        // before a retry waits, so an abandoned attempt is aborted at once
+        stream.close();
       }
       throw new ProviderError('provider', null, null, 'the model stream ended without a final event', true, null);
     } catch (error) {
@@ -134,42 +141,93 @@ export async function runModelStep(
  * One attempt's stream under the stall watchdog: when the adapter yields nothing for
  * `stallTimeoutMs` (slow first byte included), the attempt's own request is aborted and the
  * attempt fails as `stalled`, retryable. The race does not trust the adapter to notice the abort.
+ *
+ * One timer and one abort listener serve the whole attempt (not one of each per event): the timer
+ * looks at how long the current wait has lasted and sleeps again for the rest, and an abort
+ * rejects the wait in progress.
  */
-async function* watched(adapter: ProviderAdapter, request: ModelRequest, turnSignal: AbortSignal, stallTimeoutMs: number): AsyncGenerator<ProviderEvent> {
-  const attempt = new AbortController();
-  const stopAttempt = () => attempt.abort(turnSignal.reason);
-  // A signal aborted before this point never fires 'abort' again.
-  if (turnSignal.aborted) stopAttempt();
-  else turnSignal.addEventListener('abort', stopAttempt, { once: true });
-  const iterator = adapter.stream(request, attempt.signal)[Symbol.asyncIterator]();
-  let finished = false;
-  let completed = false;
-  try {
-    for (;;) {
-      const next = await nextWithin(iterator, stallTimeoutMs, attempt.signal);
-      if (next === STALL) {
-        const seconds = Math.round(stallTimeoutMs / 100) / 10;
-        const stalled = new ProviderError(adapter.dialect, null, STALLED, `${STALLED}: the model stream sent nothing for ${seconds} s`, true, null);
-        attempt.abort(stalled);
-        throw stalled;
-      }
-      if (next.done) {
-        finished = true;
-        return;
-      }
-      if (next.value.type === 'response.done') completed = true;
-      yield next.value;
-    }
-  } finally {
-    turnSignal.removeEventListener('abort', stopAttempt);
-    if (!finished && completed && !turnSignal.aborted) {
-      void readToEnd(iterator, attempt, stallTimeoutMs);
-    } else if (!finished) {
-      attempt.abort(turnSignal.reason ?? new Error('the attempt was abandoned'));
-      // A hung adapter may never settle its return(); it is not awaited.
-      void iterator.return?.().catch(() => {});
-    }
+class WatchedAttempt {
+  private readonly attempt = new AbortController();
+  private readonly iterator: AsyncIterator<ProviderEvent>;
+  private readonly timeoutMs: number;
+  private timer: NodeJS.Timeout;
+  /** the wait in progress, failed by a stall or an abort */
+  private waiting: { reject(reason: unknown): void } | null = null;
+  private waitingSinceMs = 0;
+  private finished = false;
+  private completed = false;
+
+  constructor(
+    private readonly adapter: ProviderAdapter,
+    request: ModelRequest,
+    private readonly turnSignal: AbortSignal,
+    stallTimeoutMs: number,
+  ) {
+    this.timeoutMs = stallTimeoutMs;
+    // A signal aborted before this point never fires 'abort' again.
+    if (turnSignal.aborted) this.stopAttempt();
+    else turnSignal.addEventListener('abort', this.stopAttempt, { once: true });
+    this.attempt.signal.addEventListener('abort', this.failWaiting, { once: true });
+    this.iterator = adapter.stream(request, this.attempt.signal)[Symbol.asyncIterator]();
+    this.timer = setTimeout(this.checkStall, stallTimeoutMs);
   }
+
+  next(): Promise<IteratorResult<ProviderEvent>> {
+    const { signal } = this.attempt;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    this.waitingSinceMs = performance.now();
+    return new Promise((resolve, reject) => {
+      const waiting = { reject };
+      this.waiting = waiting;
+      this.iterator.next().then(
+        (result) => {
+          if (this.waiting !== waiting) return;
+          this.waiting = null;
+          if (result.done) this.finished = true;
+          else if (result.value.type === 'response.done') this.completed = true;
+          resolve(result);
+        },
+        (error: unknown) => {
+          if (this.waiting !== waiting) return;
+          this.waiting = null;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** The attempt is over: a completed stream is read to its end, anything else is abandoned. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.turnSignal.removeEventListener('abort', this.stopAttempt);
+    this.attempt.signal.removeEventListener('abort', this.failWaiting);
+    if (this.finished) return;
+    if (this.completed && !this.turnSignal.aborted) {
+      void readToEnd(this.iterator, this.attempt, this.timeoutMs);
+      return;
+    }
+    this.attempt.abort(this.turnSignal.reason ?? new Error('the attempt was abandoned'));
+    // A hung adapter may never settle its return(); it is not awaited.
+    void this.iterator.return?.().catch(() => {});
+  }
+
+  private readonly stopAttempt = () => this.attempt.abort(this.turnSignal.reason);
+
+  private readonly failWaiting = () => {
+    const waiting = this.waiting;
+    this.waiting = null;
+    waiting?.reject(this.attempt.signal.reason);
+  };
+
+  private readonly checkStall = () => {
+    const remainingMs = this.waiting === null ? this.timeoutMs : this.timeoutMs - (performance.now() - this.waitingSinceMs);
+    if (remainingMs >= 1) {
+      this.timer = setTimeout(this.checkStall, remainingMs);
+      return;
+    }
+    const seconds = Math.round(this.timeoutMs / 100) / 10;
+    this.attempt.abort(new ProviderError(this.adapter.dialect, null, STALLED, `${STALLED}: the model stream sent nothing for ${seconds} s`, true, null));
+  };
 }
 
 /**
@@ -187,26 +245,6 @@ async function readToEnd(iterator: AsyncIterator<ProviderEvent>, attempt: AbortC
   } finally {
     clearTimeout(timer);
   }
-}
-
-const STALL = Symbol('stall');
-
-function nextWithin<T>(iterator: AsyncIterator<T>, timeoutMs: number, signal: AbortSignal): Promise<IteratorResult<T> | typeof STALL> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => settle(() => resolve(STALL)), timeoutMs);
-    const onAbort = () => settle(() => reject(signal.reason));
-    signal.addEventListener('abort', onAbort, { once: true });
-    let settled = false;
-    function settle(action: () => void) {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      action();
-    }
-    iterator.next().then((result) => settle(() => resolve(result)), (error: unknown) => settle(() => reject(error)));
-  });
 }
 
 /**

@@ -194,8 +194,7 @@ export class TurnRunner {
       const adapter = instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry);
       const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: boundary.tools.viewOf(session.cwd).cwd, planMode });
       const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
-      // Child agents (spawn_agent) load with the first turn that has tools, like the tools themselves.
-      const { AgentSupervisor } = await import('./agents.ts');
+      const { AgentSupervisor } = await agentsModule();
       const agents = new AgentSupervisor({
         hub, session, turnId: record.id, model, adapter, agents: turn.agents, signal: turn.abort.signal, maxSteps: MAX_AGENT_STEPS, retry,
         toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port }),
@@ -314,4 +313,15 @@ export function deriveTitle(input: string): string | null {
   const firstLine = input.trim().split('\n')[0]?.trim() ?? '';
   if (!firstLine) return null;
   return firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;
+}
+
+let loadingAgents: Promise<typeof import('./agents.ts')> | null = null;
+
+/**
+ * Child agents (spawn_agent) load with the first turn, like the tools themselves. The module's
+ * promise is kept: an `import()` of a loaded module still walks the ESM loader on every turn.
+ */
+function agentsModule(): Promise<typeof import('./agents.ts')> {
+  loadingAgents ??= import('./agents.ts');
+  return loadingAgents;
 }
