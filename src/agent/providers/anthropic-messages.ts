@@ -1,16 +1,17 @@
 /**
- * The Anthropic Messages adapter (`POST /v1/messages`, streaming) on the official SDK.
+ * The Anthropic Messages adapter (`POST /v1/messages`, streaming), with the official SDK's request
+ * and event types and its errors (sent by stream-request.ts, read by stream-payloads.ts).
  *
- * The SDK does not retry (maxRetries 0): the runtime decides from the ProviderError. The stream is
- * complete once `message_delta` brought a stop reason; `message_stop` is not required because
- * the SDK drops a final event that lacks its closing blank line.
+ * Nothing is retried here: the runtime decides from the ProviderError. The stream is complete once
+ * `message_delta` brought a stop reason; `message_stop` is not required because a final event that
+ * lacks its closing blank line is dropped (as the SDK drops it).
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } from './anthropic-convert.ts';
 import { customToolParameters } from './chat-convert.ts';
-import { providerFetch } from './http-transport.ts';
-import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
+import { readPayloadStream, type PayloadStreamReader } from './payload-stream.ts';
 import { anthropicPayloads, eventStreamPayloads } from './stream-payloads.ts';
+import { postForStream } from './stream-request.ts';
 import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from './types.ts';
 
 export interface AnthropicAdapterOptions {
@@ -22,27 +23,21 @@ export const THINKING_BUDGET: Record<Exclude<Effort, 'none'>, number> = { low: 2
 const MIN_THINKING_BUDGET = 1024;
 /** Answer room added on top of the thinking budget when the caller set no output limit. */
 const DEFAULT_ANSWER_TOKENS = 8192;
-/** Sent when a keyless Anthropic-compatible server needs no key; the header is then removed. */
-const KEYLESS_PLACEHOLDER = 'keyless';
+/** The API version the request and event types are written for (the SDK's own default). */
+const ANTHROPIC_VERSION = '2023-06-01';
 
 export function createAnthropicMessagesAdapter(connection: ConnectionSettings, options: AnthropicAdapterOptions = {}): ProviderAdapter {
-  const keyless = !connection.apiKey;
-  // An explicit key (or placeholder) stops the SDK from reading ANTHROPIC_* keys or credential files.
-  const client = new Anthropic({
-    apiKey: connection.apiKey || KEYLESS_PLACEHOLDER,
-    authToken: null,
-    baseURL: anthropicBaseUrl(connection.baseUrl),
-    maxRetries: 0,
-    fetch: options.fetch ?? providerFetch,
-    ...(keyless ? { defaultHeaders: { 'x-api-key': null } } : {}),
-  });
+  // Only the connection's own key is sent: never an ANTHROPIC_* key or credential file, and none at all when keyless.
+  const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
+  if (connection.apiKey) headers['x-api-key'] = connection.apiKey;
+  const baseUrl = anthropicBaseUrl(connection.baseUrl);
   return {
     dialect: 'anthropic-messages',
-    stream: (request, signal) => streamMessage(client, connection, request, signal),
+    stream: (request, signal) => streamMessage(connection, { baseUrl, headers }, request, signal, options.fetch),
   };
 }
 
-/** The SDK appends /v1/messages itself, so a configured ".../v1" base would double it. */
+/** The path is /v1/messages (as the SDK has it), so a configured ".../v1" base would double it. */
 export function anthropicBaseUrl(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
@@ -100,16 +95,18 @@ export function anthropicCompletion(stopReason: string | null): Completion {
 }
 
 async function* streamMessage(
-  client: Anthropic,
   connection: ConnectionSettings,
+  target: { baseUrl: string; headers: Record<string, string> },
   request: ModelRequest,
   signal: AbortSignal,
+  fetchImpl: typeof fetch | undefined,
 ): AsyncGenerator<ProviderEvent> {
   const open = async () => {
-    const response = await client.messages.create(buildAnthropicRequest(request), { signal }).asResponse();
+    const body = JSON.stringify(buildAnthropicRequest(request));
+    const response = await postForStream({ ...target, path: '/v1/messages', body, signal }, Anthropic, fetchImpl);
     return eventStreamPayloads(response.body, anthropicPayloads(response.headers)) as AsyncIterable<StreamEvent[]>;
   };
-  yield* readSdkStream(open, new MessageStreamReader(request), connection, signal);
+  yield* readPayloadStream(open, new MessageStreamReader(request), connection, signal);
 }
 
 interface OpenBlock {
@@ -121,7 +118,7 @@ type StreamEvent = Anthropic.RawMessageStreamEvent;
 type StreamUsage = Partial<Anthropic.MessageDeltaUsage> | Anthropic.Usage;
 
 /** Turns SDK stream events into provider events, keeping every content block in its final form. */
-class MessageStreamReader implements SdkStreamReader<StreamEvent> {
+class MessageStreamReader implements PayloadStreamReader<StreamEvent> {
   stopReason: string | null = null;
 
   ended(): boolean {

@@ -1,6 +1,7 @@
 /**
  * The Chat Completions adapter for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, Groq,
- * DeepSeek, OpenRouter, …) on the official `openai` client, streaming with include_usage.
+ * DeepSeek, OpenRouter, …) with the official `openai` SDK's types and errors, streaming with
+ * include_usage (sent by stream-request.ts, read by stream-payloads.ts).
  *
  * The stream is complete once a choice reported its finish_reason; `[DONE]` is optional.
  * Output items are emitted after the stream, in the order reasoning, message, tool calls.
@@ -8,9 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { canonicalToChatMessages, chatTools } from './chat-convert.ts';
-import { providerFetch } from './http-transport.ts';
-import { readSdkStream, type SdkStreamReader } from './sdk-stream.ts';
+import { readPayloadStream, type PayloadStreamReader } from './payload-stream.ts';
 import { eventStreamPayloads, openAIPayloads } from './stream-payloads.ts';
+import { postForStream } from './stream-request.ts';
 import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from './types.ts';
 
 export interface OpenAIChatAdapterOptions {
@@ -20,24 +21,12 @@ export interface OpenAIChatAdapterOptions {
 /** Marks reasoning items written by this dialect: plain text that no other dialect can replay. */
 export const CHAT_ORIGIN = 'openai-chat';
 
-/** Sent when a keyless local server needs no key; the Authorization header is then removed. */
-const KEYLESS_PLACEHOLDER = 'keyless';
-
 export function createOpenAIChatAdapter(connection: ConnectionSettings, options: OpenAIChatAdapterOptions = {}): ProviderAdapter {
-  const keyless = !connection.apiKey;
-  // Explicit values stop the client from sending OPENAI_* environment keys to a third-party server.
-  const client = new OpenAI({
-    apiKey: connection.apiKey || KEYLESS_PLACEHOLDER,
-    organization: null,
-    project: null,
-    baseURL: connection.baseUrl,
-    maxRetries: 0,
-    fetch: options.fetch ?? providerFetch,
-    ...(keyless ? { defaultHeaders: { Authorization: null } } : {}),
-  });
+  // Only the connection's own key is sent: never an OPENAI_* key from the environment, and none at all when keyless.
+  const headers: Record<string, string> = connection.apiKey ? { authorization: `Bearer ${connection.apiKey}` } : {};
   return {
     dialect: 'openai-chat',
-    stream: (request, signal) => streamChat(client, connection, request, signal),
+    stream: (request, signal) => streamChat(connection, headers, request, signal, options.fetch),
   };
 }
 
@@ -67,13 +56,20 @@ export function chatCompletion(finishReason: string | null): Completion {
   return { status: 'completed' };
 }
 
-async function* streamChat(client: OpenAI, connection: ConnectionSettings, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-  // the chunks are read through ChatChunk, which adds the fields compatible servers send
+async function* streamChat(
+  connection: ConnectionSettings,
+  headers: Record<string, string>,
+  request: ModelRequest,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch | undefined,
+): AsyncGenerator<ProviderEvent> {
   const open = async () => {
-    const response = await client.chat.completions.create(buildChatRequest(request, connection.provider), { signal }).asResponse();
+    const body = JSON.stringify(buildChatRequest(request, connection.provider));
+    const response = await postForStream({ baseUrl: connection.baseUrl, path: '/chat/completions', headers, body, signal }, OpenAI, fetchImpl);
+    // the chunks are read through ChatChunk, which adds the fields compatible servers send
     return eventStreamPayloads(response.body, openAIPayloads(response.headers)) as AsyncIterable<ChatChunk[]>;
   };
-  yield* readSdkStream(open, new ChatStreamReader(request), connection, signal);
+  yield* readPayloadStream(open, new ChatStreamReader(request), connection, signal);
 }
 
 /** The chunk fields we read, including the non-standard ones compatible servers add. */
@@ -108,7 +104,7 @@ interface ToolCallState {
   started: boolean;
 }
 
-class ChatStreamReader implements SdkStreamReader<ChatChunk> {
+class ChatStreamReader implements PayloadStreamReader<ChatChunk> {
   finishReason: string | null = null;
 
   ended(): boolean {

@@ -10,9 +10,9 @@
  */
 import OpenAI from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseInput, Tool } from 'openai/resources/responses/responses';
-import { providerFetch } from './http-transport.ts';
 import { isAbortError, providerErrorFromStreamPayload, streamEndedEarlyError, toProviderError } from './provider-error.ts';
 import { eventStreamPayloads, openAIPayloads } from './stream-payloads.ts';
+import { postForStream } from './stream-request.ts';
 import type {
   CanonicalItem,
   Completion,
@@ -45,20 +45,7 @@ export function createOpenAIResponsesAdapter(
   connection: ConnectionSettings,
   options: OpenAIResponsesAdapterOptions = {},
 ): ProviderAdapter {
-  const client = new OpenAI({
-    baseURL: connection.baseUrl,
-    // Keyless local servers: the SDK insists on a key, so give it a placeholder and drop the header.
-    apiKey: connection.apiKey ?? 'no-key',
-    defaultHeaders: connection.apiKey ? undefined : { Authorization: null },
-    // Never pick up OPENAI_* settings from the process environment: the connection is the truth.
-    organization: null,
-    project: null,
-    adminAPIKey: null,
-    maxRetries: 0,
-    // The SDK logs unparseable stream payloads verbatim; model output must not reach the logs.
-    logLevel: 'off',
-    fetch: options.fetch ?? providerFetch,
-  });
+  const headers: Record<string, string> = connection.apiKey ? { authorization: `Bearer ${connection.apiKey}` } : {};
   const errorContext = { provider: connection.provider, apiKey: connection.apiKey };
 
   return {
@@ -67,8 +54,8 @@ export function createOpenAIResponsesAdapter(
       signal.throwIfAborted();
       const translator = new ResponseStreamTranslator(connection.provider, errorContext);
       try {
-        // The SDK's own `responses.create` is this POST with the body left for it to stringify.
-        const response = await client.post('/responses', { body: responsesRequestJson(request), headers: JSON_BODY, stream: true, signal }).asResponse();
+        // The POST the SDK's `responses.create` sends, its body written here (tools from their kept JSON).
+        const response = await postForStream({ baseUrl: connection.baseUrl, path: '/responses', headers, body: responsesRequestJson(request), signal }, OpenAI, options.fetch);
         // Read to the stream's end even after the final event: leaving early cancels the body and
         // drops a connection the next request could have used.
         for await (const batch of eventStreamPayloads(response.body, openAIPayloads(response.headers))) {
@@ -82,14 +69,12 @@ export function createOpenAIResponsesAdapter(
         if (isAbortError(error)) throw error;
         throw toProviderError(error, errorContext);
       }
-      // The SDK ends iteration quietly when the request is aborted.
+      // A body that ends quietly because the request was aborted is a cancelled step, not a short one.
       signal.throwIfAborted();
       throw streamEndedEarlyError(connection.provider);
     },
   };
 }
-
-const JSON_BODY = { 'content-type': 'application/json' };
 
 /**
  * Tool specs are made once and never change (src/runtime/compaction.ts measures them once too):

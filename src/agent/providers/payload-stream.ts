@@ -2,7 +2,7 @@ import { isAbortError, streamEndedEarlyError, toProviderError } from './provider
 import type { ConnectionSettings, ProviderEvent } from './types.ts';
 
 /** Reads one dialect's stream payloads into provider events. */
-export interface SdkStreamReader<Event> {
+export interface PayloadStreamReader<Event> {
   read(event: Event): Iterable<ProviderEvent>;
   /** whether the stream's terminal event (a stop or finish reason) has arrived */
   ended(): boolean;
@@ -11,14 +11,14 @@ export interface SdkStreamReader<Event> {
 }
 
 /**
- * The stream and abort handling the SDK-backed adapters share: a cancelled step rethrows the
+ * The stream and abort handling the Chat and Anthropic adapters share: a cancelled step rethrows the
  * signal's reason (not a provider failure, so it is never retried), every other failure becomes a
  * ProviderError with the key scrubbed, and a stream that stops before its terminal event is a
  * retryable failure rather than a short answer.
  */
-export async function* readSdkStream<Event>(
+export async function* readPayloadStream<Event>(
   open: () => Promise<AsyncIterable<Event[]>>,
-  reader: SdkStreamReader<Event>,
+  reader: PayloadStreamReader<Event>,
   connection: ConnectionSettings,
   signal: AbortSignal,
 ): AsyncGenerator<ProviderEvent> {
@@ -30,7 +30,7 @@ export async function* readSdkStream<Event>(
     if (signal.aborted || isAbortError(error)) throw abortError(signal, error);
     throw toProviderError(error, { provider: connection.provider, apiKey: connection.apiKey });
   }
-  // The SDKs end iteration quietly when aborted mid-stream.
+  // A body that ends quietly because the request was aborted is a cancelled step, not a short one.
   if (signal.aborted) throw abortError(signal, null);
   if (!reader.ended()) throw streamEndedEarlyError(connection.provider);
   yield* reader.finish();

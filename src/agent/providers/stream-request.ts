@@ -1,0 +1,79 @@
+/**
+ * The POST that asks a provider for a streamed answer, sent over providerFetch as the official SDK
+ * clients would send it, without their request machinery. Per model request the SDKs built and
+ * merged header objects (undici Headers, validated name by name), formatted the request for a debug
+ * line nobody reads, armed their own 10-minute timeout with an AbortController and a listener, and
+ * resolved through their promise wrappers: measured against the same build going through
+ * `client.post`, 9–26% of agentd's CPU per turn (docs/BENCHMARKS.md, "Fifth pass").
+ *
+ * What a caller sees of a failure does not change: a refused request is the SDK's own error, made
+ * by the SDK's `APIError.generate` from the status, body and headers exactly as its client makes it,
+ * and a failed connection is the SDK's APIConnectionError (APIConnectionTimeoutError for a timeout),
+ * so provider-error.ts and retry-hints.ts read failures as before. The SDKs stay for those classes
+ * and for the request and event types; their clients send nothing.
+ *
+ * Left out on purpose: the SDKs' own retries (agentd sends with none: the step decides), their
+ * timeout (the step's stall watchdog covers a slow first byte), and their `x-stainless-*`
+ * telemetry headers.
+ */
+import { providerFetch } from './http-transport.ts';
+
+/** The error classes of one SDK, as its client uses them. */
+export interface SdkErrors {
+  APIError: { generate(status: number | undefined, body: object | undefined, message: string | undefined, headers: Headers | undefined): Error };
+  APIConnectionError: new (options: { message?: string; cause?: Error }) => Error;
+  APIConnectionTimeoutError: new (options?: { message?: string }) => Error;
+}
+
+export interface StreamRequest {
+  /** the connection's base URL and the dialect's path, joined as the SDKs join them */
+  baseUrl: string;
+  path: string;
+  /** the dialect's own headers (its key, its version); accept, content-type and user-agent are added */
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+}
+
+/** The response of an accepted request, its body not yet read; anything else is thrown as the SDK would throw it. */
+export async function postForStream(request: StreamRequest, errors: SdkErrors, fetchImpl: typeof fetch = providerFetch): Promise<Response> {
+  const { signal } = request;
+  signal.throwIfAborted();
+  let response: Response;
+  try {
+    response = await fetchImpl(joinUrl(request.baseUrl, request.path), {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'agentd', ...request.headers },
+      body: request.body,
+      signal,
+    });
+  } catch (error) {
+    signal.throwIfAborted();
+    throw connectionFailure(error, errors);
+  }
+  if (response.ok) return response;
+  const text = await response.text().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+  const json = jsonOrUndefined(text);
+  throw errors.APIError.generate(response.status, json as object | undefined, json ? undefined : text, response.headers);
+}
+
+/** `base` + `path` with one slash between them, as the SDKs' buildURL does. */
+export function joinUrl(base: string, path: string): string {
+  return base.endsWith('/') && path.startsWith('/') ? base + path.slice(1) : base + path;
+}
+
+/** The SDKs' reading of a fetch that failed: a timeout by its name or message, otherwise a connection error. */
+function connectionFailure(error: unknown, errors: SdkErrors): Error {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  const described = String(cause) + ('cause' in cause ? String(cause.cause) : '');
+  if (cause.name === 'AbortError' || cause.name === 'TimeoutError' || /timed? ?out/i.test(described)) return new errors.APIConnectionTimeoutError();
+  return new errors.APIConnectionError({ cause });
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
