@@ -134,15 +134,22 @@ function toBytes(body: PlainBody): Uint8Array | null {
 function toNodeHeaders(init: RequestInit['headers']): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = {};
   if (init === undefined) return headers;
+  // A plain record (what agentd's own requests pass) is copied as it is: node:http validates the
+  // names and values itself, so building a Headers object for them would only do that twice.
+  if (!(init instanceof Headers) && !Array.isArray(init)) {
+    for (const [name, value] of Object.entries(init)) headers[name.toLowerCase()] = String(value);
+    return headers;
+  }
   (init instanceof Headers ? init : new Headers(init)).forEach((value, name) => {
     headers[name] = value;
   });
   return headers;
 }
 
-function toFetchHeaders(response: IncomingMessage): Headers {
-  const headers = new Headers();
+/** The response's header lines as pairs: the Response makes its one Headers from them. */
+function toFetchHeaders(response: IncomingMessage): [string, string][] {
+  const pairs: [string, string][] = [];
   const raw = response.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2) headers.append(raw[index], raw[index + 1]);
-  return headers;
+  for (let index = 0; index + 1 < raw.length; index += 2) pairs.push([raw[index], raw[index + 1]]);
+  return pairs;
 }
