@@ -104,7 +104,7 @@ async function* streamMessage(
   const open = async () => {
     const body = JSON.stringify(buildAnthropicRequest(request));
     const response = await postForStream({ ...target, path: '/v1/messages', body, signal }, Anthropic, fetchImpl);
-    return eventStreamPayloads(response.body, anthropicPayloads(response.headers)) as AsyncIterable<StreamEvent[]>;
+    return eventStreamPayloads(response.body, anthropicPayloads(response)) as AsyncIterable<StreamEvent[]>;
   };
   yield* readPayloadStream(open, new MessageStreamReader(request), connection, signal);
 }

@@ -67,7 +67,7 @@ async function* streamChat(
     const body = JSON.stringify(buildChatRequest(request, connection.provider));
     const response = await postForStream({ baseUrl: connection.baseUrl, path: '/chat/completions', headers, body, signal }, OpenAI, fetchImpl);
     // the chunks are read through ChatChunk, which adds the fields compatible servers send
-    return eventStreamPayloads(response.body, openAIPayloads(response.headers)) as AsyncIterable<ChatChunk[]>;
+    return eventStreamPayloads(response.body, openAIPayloads(response)) as AsyncIterable<ChatChunk[]>;
   };
   yield* readPayloadStream(open, new ChatStreamReader(request), connection, signal);
 }

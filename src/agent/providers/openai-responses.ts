@@ -58,7 +58,7 @@ export function createOpenAIResponsesAdapter(
         const response = await postForStream({ baseUrl: connection.baseUrl, path: '/responses', headers, body: responsesRequestJson(request), signal }, OpenAI, options.fetch);
         // Read to the stream's end even after the final event: leaving early cancels the body and
         // drops a connection the next request could have used.
-        for await (const batch of eventStreamPayloads(response.body, openAIPayloads(response.headers))) {
+        for await (const batch of eventStreamPayloads(response.body, openAIPayloads(response))) {
           for (const event of batch) {
             if (!translator.finished) yield* translator.translate(event as StreamEvent);
           }

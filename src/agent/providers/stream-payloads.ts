@@ -21,9 +21,9 @@ export type PayloadRule<Payload> = (message: EventSourceMessage) => Payload | un
 
 /**
  * The body's payloads, one batch per network chunk. A message left unfinished at the end is dropped
- * (as the SDKs and browsers do). Leaving early cancels the body, which closes the connection.
+ * (as the SDKs and browsers do). Leaving early ends the body, which closes the connection.
  */
-export async function* eventStreamPayloads<Payload>(body: ReadableStream<Uint8Array> | null, payloadOf: PayloadRule<Payload>): AsyncGenerator<Payload[]> {
+export async function* eventStreamPayloads<Payload>(body: AsyncIterable<Uint8Array> | null, payloadOf: PayloadRule<Payload>): AsyncGenerator<Payload[]> {
   if (body === null) return;
   let batch: Payload[] = [];
   let failure: { error: unknown } | null = null;
@@ -39,41 +39,35 @@ export async function* eventStreamPayloads<Payload>(body: ReadableStream<Uint8Ar
     },
   });
   const text = new TextDecoder();
-  const reader = body.getReader();
   let endsInCr = false;
-  let ended = false;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      const decoded = done ? text.decode() : text.decode(value, { stream: true });
-      if (decoded !== '') {
-        parser.feed(decoded);
-        endsInCr = decoded.charCodeAt(decoded.length - 1) === CR;
-      }
-      // The parser holds a final CR in case an LF follows; at the end none will, so it ends its line.
-      if (done && endsInCr) parser.feed('\n');
-      // What arrived before a failing message is delivered first, as the SDKs' one-by-one readers did.
-      if (batch.length > 0) {
-        const ready = batch;
-        batch = [];
-        yield ready;
-      }
-      if (failure !== null) throw (failure as { error: unknown }).error;
-      if (done) {
-        ended = true;
-        return;
-      }
+  const feed = (decoded: string): void => {
+    if (decoded === '') return;
+    parser.feed(decoded);
+    endsInCr = decoded.charCodeAt(decoded.length - 1) === CR;
+  };
+  // Leaving the loop early (a failure, or the caller stopping) ends the body: node's response is
+  // destroyed, a web stream cancelled.
+  for await (const chunk of body) {
+    feed(text.decode(chunk, { stream: true }));
+    // What arrived before a failing message is delivered first, as the SDKs' one-by-one readers did.
+    if (batch.length > 0) {
+      const ready = batch;
+      batch = [];
+      yield ready;
     }
-  } finally {
-    if (!ended) await reader.cancel().catch(() => {});
-    reader.releaseLock();
+    if (failure !== null) throw (failure as { error: unknown }).error;
   }
+  feed(text.decode());
+  // The parser holds a final CR in case an LF follows; at the end none will, so it ends its line.
+  if (endsInCr) parser.feed('\n');
+  if (batch.length > 0) yield batch;
+  if (failure !== null) throw (failure as { error: unknown }).error;
 }
 
 const CR = 13;
 
 /** openai: `[DONE]` ends the stream, a payload carrying `error` is an APIError. */
-export function openAIPayloads(headers: Headers): PayloadRule<unknown> {
+export function openAIPayloads(response: { readonly headers: Headers }): PayloadRule<unknown> {
   let done = false;
   return (message) => {
     if (done) return undefined;
@@ -84,19 +78,19 @@ export function openAIPayloads(headers: Headers): PayloadRule<unknown> {
     // Assistants' events (never sent by the endpoints we call) come wrapped, as the SDK wraps them.
     if (message.event?.startsWith('thread.')) return { event: message.event, data: JSON.parse(message.data) };
     const payload = JSON.parse(message.data) as { error?: unknown } | null;
-    if (payload && payload.error) throw new OpenAI.APIError(undefined, payload.error as object, undefined, headers);
+    if (payload && payload.error) throw new OpenAI.APIError(undefined, payload.error as object, undefined, response.headers);
     return payload;
   };
 }
 
 /** Anthropic: `ping` and unnamed messages are skipped, an `error` message is an APIError, empty data is skipped. */
-export function anthropicPayloads(headers: Headers): PayloadRule<unknown> {
+export function anthropicPayloads(response: { readonly headers: Headers }): PayloadRule<unknown> {
   return (message) => {
     if (message.event === undefined || message.event === 'ping') return undefined;
     if (message.event === 'error') {
       const body = jsonOrUndefined(message.data) ?? message.data;
       const type = (body as { error?: { type?: unknown } } | null)?.error?.type;
-      throw new Anthropic.APIError(undefined, body as object, undefined, headers, (type ?? null) as ConstructorParameters<typeof Anthropic.APIError>[4]);
+      throw new Anthropic.APIError(undefined, body as object, undefined, response.headers, (type ?? null) as ConstructorParameters<typeof Anthropic.APIError>[4]);
     }
     if (!message.data) return undefined;
     return JSON.parse(message.data);

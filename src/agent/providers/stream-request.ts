@@ -1,6 +1,6 @@
 /**
- * The POST that asks a provider for a streamed answer, sent over providerFetch as the official SDK
- * clients would send it, without their request machinery. Per model request the SDKs built and
+ * The POST that asks a provider for a streamed answer, sent over http-transport.ts as the official
+ * SDK clients would send it, without their request machinery. Per model request the SDKs built and
  * merged header objects (undici Headers, validated name by name), formatted the request for a debug
  * line nobody reads, armed their own 10-minute timeout with an AbortController and a listener, and
  * resolved through their promise wrappers: measured against the same build going through
@@ -16,7 +16,8 @@
  * timeout (the step's stall watchdog covers a slow first byte), and their `x-stainless-*`
  * telemetry headers.
  */
-import { providerFetch } from './http-transport.ts';
+import type { IncomingMessage } from 'node:http';
+import { providerRequest, responseHeaders } from './http-transport.ts';
 
 /** The error classes of one SDK, as its client uses them. */
 export interface SdkErrors {
@@ -35,26 +36,68 @@ export interface StreamRequest {
   signal: AbortSignal;
 }
 
-/** The response of an accepted request, its body not yet read; anything else is thrown as the SDK would throw it. */
-export async function postForStream(request: StreamRequest, errors: SdkErrors, fetchImpl: typeof fetch = providerFetch): Promise<Response> {
+/** An accepted request's answer: its body not yet read, its headers for an error sent inside it. */
+export interface StreamResponse {
+  readonly headers: Headers;
+  readonly body: AsyncIterable<Uint8Array> | null;
+}
+
+/**
+ * The answer of an accepted request; anything else is thrown as the SDK would throw it. Sent with
+ * providerRequest (node's response read as it is), or with `fetchImpl` when one is given.
+ */
+export async function postForStream(request: StreamRequest, errors: SdkErrors, fetchImpl?: typeof fetch): Promise<StreamResponse> {
   const { signal } = request;
   signal.throwIfAborted();
-  let response: Response;
+  const url = joinUrl(request.baseUrl, request.path);
+  const headers = { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'agentd', ...request.headers };
+  let response: Response | IncomingMessage;
   try {
-    response = await fetchImpl(joinUrl(request.baseUrl, request.path), {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'agentd', ...request.headers },
-      body: request.body,
-      signal,
-    });
+    response = fetchImpl
+      ? await fetchImpl(url, { method: 'POST', headers, body: request.body, signal })
+      : await providerRequest(url, { method: 'POST', headers: lowerCased(headers), body: Buffer.from(request.body, 'utf8'), signal });
   } catch (error) {
     signal.throwIfAborted();
     throw connectionFailure(error, errors);
   }
-  if (response.ok) return response;
-  const text = await response.text().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+  if (response instanceof Response) {
+    if (response.ok) return response;
+    throw await refusal(response.status, response.headers, () => response.text(), errors);
+  }
+  const status = response.statusCode ?? 0;
+  if (status >= 200 && status < 300) return new NodeStreamResponse(response);
+  throw await refusal(status, responseHeaders(response), () => textOf(response), errors);
+}
+
+/** node's response as a StreamResponse; its Headers are made only when an error needs them. */
+class NodeStreamResponse implements StreamResponse {
+  private madeHeaders: Headers | null = null;
+
+  constructor(readonly body: IncomingMessage) {}
+
+  get headers(): Headers {
+    this.madeHeaders ??= responseHeaders(this.body);
+    return this.madeHeaders;
+  }
+}
+
+/** A refused request's error, made by the SDK from its status, body and headers as its client makes it. */
+async function refusal(status: number, headers: Headers, readText: () => Promise<string>, errors: SdkErrors): Promise<Error> {
+  const text = await readText().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
   const json = jsonOrUndefined(text);
-  throw errors.APIError.generate(response.status, json as object | undefined, json ? undefined : text, response.headers);
+  return errors.APIError.generate(status, json as object | undefined, json ? undefined : text, headers);
+}
+
+async function textOf(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const lower: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) lower[name.toLowerCase()] = value;
+  return lower;
 }
 
 /** `base` + `path` with one slash between them, as the SDKs' buildURL does. */

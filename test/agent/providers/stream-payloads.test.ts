@@ -101,7 +101,7 @@ describe('a streamed answer read as the SDKs read it', () => {
         const bytes = encoder.encode(wire(messages, done));
         const chunks = cutAt(bytes, cuts);
         const sdk = await theSdks(OpenAIStream.fromSSEResponse(new Response(bodyOf(chunks)), new AbortController()));
-        const mine = await ours(chunks, openAIPayloads(new Headers()));
+        const mine = await ours(chunks, openAIPayloads({ headers: new Headers() }));
         assert.deepEqual(mine.payloads, sdk.payloads);
         assert.equal(mine.error, null);
         assert.equal(sdk.error, null);
@@ -116,7 +116,7 @@ describe('a streamed answer read as the SDKs read it', () => {
       fc.asyncProperty(fc.array(message, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 12 }), async (messages, cuts) => {
         const chunks = cutAt(encoder.encode(wire(messages, false)), cuts);
         const sdk = await theSdks(AnthropicStream.fromSSEResponse(new Response(bodyOf(chunks)), new AbortController()));
-        const mine = await ours(chunks, anthropicPayloads(new Headers()));
+        const mine = await ours(chunks, anthropicPayloads({ headers: new Headers() }));
         assert.deepEqual(mine.payloads, sdk.payloads);
         assert.equal(mine.error, null);
       }),
@@ -128,7 +128,7 @@ describe('a streamed answer read as the SDKs read it', () => {
     const stream = 'data: {"type":"a"}\n\ndata: {"error":{"message":"overloaded","type":"server_error","code":"busy"}}\n\ndata: {"type":"b"}\n\n';
     const headers = new Headers({ 'x-request-id': 'req_1' });
     const sdk = await theSdks(OpenAIStream.fromSSEResponse(new Response(bodyOf([encoder.encode(stream)]), { headers }), new AbortController()));
-    const mine = await ours([encoder.encode(stream)], openAIPayloads(headers));
+    const mine = await ours([encoder.encode(stream)], openAIPayloads({ headers }));
     assert.deepEqual(mine.payloads, [{ type: 'a' }]);
     assert.deepEqual(mine.payloads, sdk.payloads);
     assert.ok(mine.error instanceof OpenAI.APIError);
@@ -143,7 +143,7 @@ describe('a streamed answer read as the SDKs read it', () => {
       'event: message_start\ndata: {"type":"message_start"}\n\nevent: ping\ndata: {"type":"ping"}\n\n' +
       'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
     const sdk = await theSdks(AnthropicStream.fromSSEResponse(new Response(bodyOf([encoder.encode(stream)])), new AbortController()));
-    const mine = await ours([encoder.encode(stream)], anthropicPayloads(new Headers()));
+    const mine = await ours([encoder.encode(stream)], anthropicPayloads({ headers: new Headers() }));
     assert.deepEqual(mine.payloads, [{ type: 'message_start' }]);
     assert.deepEqual(mine.payloads, sdk.payloads);
     assert.ok(mine.error instanceof Anthropic.APIError);
@@ -154,14 +154,14 @@ describe('a streamed answer read as the SDKs read it', () => {
 
   test('a message the stream stops in the middle of is dropped, as the SDKs drop it', async () => {
     const chunks = [encoder.encode('data: {"n":1}\n\ndata: {"n":2}\n')];
-    const mine = await ours(chunks, openAIPayloads(new Headers()));
+    const mine = await ours(chunks, openAIPayloads({ headers: new Headers() }));
     const sdk = await theSdks(OpenAIStream.fromSSEResponse(new Response(bodyOf(chunks)), new AbortController()));
     assert.deepEqual(mine.payloads, [{ n: 1 }]);
     assert.deepEqual(sdk.payloads, [{ n: 1 }]);
   });
 
   test('messages that arrive together come out as one batch', async () => {
-    const mine = await ours([encoder.encode('data: {"n":1}\n\ndata: {"n":2}\n\ndata: {"n":3}\n\n')], openAIPayloads(new Headers()));
+    const mine = await ours([encoder.encode('data: {"n":1}\n\ndata: {"n":2}\n\ndata: {"n":3}\n\n')], openAIPayloads({ headers: new Headers() }));
     assert.equal(mine.batches, 1);
     assert.deepEqual(mine.payloads, [{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
@@ -169,12 +169,12 @@ describe('a streamed answer read as the SDKs read it', () => {
   test('leaving early cancels the body; reading to the end does not', async () => {
     let cancelled = 0;
     const chunks = [encoder.encode('data: {"n":1}\n\n'), encoder.encode('data: {"n":2}\n\n')];
-    for await (const batch of eventStreamPayloads(bodyOf(chunks, () => (cancelled += 1)), openAIPayloads(new Headers()))) {
+    for await (const batch of eventStreamPayloads(bodyOf(chunks, () => (cancelled += 1)), openAIPayloads({ headers: new Headers() }))) {
       assert.deepEqual(batch, [{ n: 1 }]);
       break;
     }
     assert.equal(cancelled, 1);
-    for await (const batch of eventStreamPayloads(bodyOf(chunks, () => (cancelled += 1)), openAIPayloads(new Headers()))) assert.equal(batch.length, 1);
+    for await (const batch of eventStreamPayloads(bodyOf(chunks, () => (cancelled += 1)), openAIPayloads({ headers: new Headers() }))) assert.equal(batch.length, 1);
     assert.equal(cancelled, 1);
   });
 
@@ -188,7 +188,7 @@ describe('a streamed answer read as the SDKs read it', () => {
     });
     const seen: unknown[] = [];
     await assert.rejects(async () => {
-      for await (const batch of eventStreamPayloads(failing, openAIPayloads(new Headers()))) seen.push(...batch);
+      for await (const batch of eventStreamPayloads(failing, openAIPayloads({ headers: new Headers() }))) seen.push(...batch);
     }, /socket hang up/);
     assert.deepEqual(seen, [{ n: 1 }]);
   });

@@ -124,7 +124,9 @@ describe('what is sent', () => {
   test('the dialect’s headers with JSON content, to the base URL and path joined as the SDKs join them', async () => {
     reply = { status: 200, headers: { 'content-type': 'text/event-stream' }, body: 'data: [DONE]\n\n' };
     const response = await postForStream({ baseUrl: `${base}/v1/`, path: '/responses', headers: { authorization: 'Bearer sk-1' }, body: '{"a":1}', signal: new AbortController().signal }, OpenAI);
-    assert.equal(await response.text(), 'data: [DONE]\n\n');
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of response.body ?? []) chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).toString('utf8'), 'data: [DONE]\n\n');
     const request = seen.at(-1)!;
     assert.equal(request.url, '/v1/responses');
     assert.equal(request.body, '{"a":1}');
