@@ -149,7 +149,6 @@ export async function runModelStep(
 class WatchedAttempt {
   private readonly attempt = new AbortController();
   private readonly iterator: AsyncIterator<ProviderEvent>;
-  private readonly timeoutMs: number;
   private timer: NodeJS.Timeout;
   /** the wait in progress, failed by a stall or an abort */
   private waiting: { reject(reason: unknown): void } | null = null;
@@ -161,15 +160,14 @@ class WatchedAttempt {
     private readonly adapter: ProviderAdapter,
     request: ModelRequest,
     private readonly turnSignal: AbortSignal,
-    stallTimeoutMs: number,
+    private readonly timeoutMs: number,
   ) {
-    this.timeoutMs = stallTimeoutMs;
     // A signal aborted before this point never fires 'abort' again.
     if (turnSignal.aborted) this.stopAttempt();
     else turnSignal.addEventListener('abort', this.stopAttempt, { once: true });
     this.attempt.signal.addEventListener('abort', this.failWaiting, { once: true });
     this.iterator = adapter.stream(request, this.attempt.signal)[Symbol.asyncIterator]();
-    this.timer = setTimeout(this.checkStall, stallTimeoutMs);
+    this.timer = setTimeout(this.checkStall, timeoutMs);
   }
 
   next(): Promise<IteratorResult<ProviderEvent>> {

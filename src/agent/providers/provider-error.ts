@@ -225,7 +225,8 @@ function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-function tryParseJson(text: string): unknown {
+/** The JSON value of `text`, or undefined when it is not JSON. */
+export function tryParseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

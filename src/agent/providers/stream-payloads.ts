@@ -15,6 +15,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import OpenAI from 'openai';
+import { tryParseJson } from './provider-error.ts';
 
 /** A dialect's rule: the message's payload, undefined to skip it, or a throw for an error message. */
 export type PayloadRule<Payload> = (message: EventSourceMessage) => Payload | undefined;
@@ -38,6 +39,15 @@ export async function* eventStreamPayloads<Payload>(body: AsyncIterable<Uint8Arr
       }
     },
   });
+  // What arrived before a failing message is delivered first, as the SDKs' one-by-one readers did.
+  function* handOver(): Generator<Payload[]> {
+    if (batch.length > 0) {
+      const ready = batch;
+      batch = [];
+      yield ready;
+    }
+    if (failure !== null) throw failure.error;
+  }
   const text = new TextDecoder();
   let endsInCr = false;
   const feed = (decoded: string): void => {
@@ -49,19 +59,12 @@ export async function* eventStreamPayloads<Payload>(body: AsyncIterable<Uint8Arr
   // destroyed, a web stream cancelled.
   for await (const chunk of body) {
     feed(text.decode(chunk, { stream: true }));
-    // What arrived before a failing message is delivered first, as the SDKs' one-by-one readers did.
-    if (batch.length > 0) {
-      const ready = batch;
-      batch = [];
-      yield ready;
-    }
-    if (failure !== null) throw (failure as { error: unknown }).error;
+    yield* handOver();
   }
   feed(text.decode());
   // The parser holds a final CR in case an LF follows; at the end none will, so it ends its line.
   if (endsInCr) parser.feed('\n');
-  if (batch.length > 0) yield batch;
-  if (failure !== null) throw (failure as { error: unknown }).error;
+  yield* handOver();
 }
 
 const CR = 13;
@@ -88,19 +91,11 @@ export function anthropicPayloads(response: { readonly headers: Headers }): Payl
   return (message) => {
     if (message.event === undefined || message.event === 'ping') return undefined;
     if (message.event === 'error') {
-      const body = jsonOrUndefined(message.data) ?? message.data;
+      const body = tryParseJson(message.data) ?? message.data;
       const type = (body as { error?: { type?: unknown } } | null)?.error?.type;
       throw new Anthropic.APIError(undefined, body as object, undefined, response.headers, (type ?? null) as ConstructorParameters<typeof Anthropic.APIError>[4]);
     }
     if (!message.data) return undefined;
     return JSON.parse(message.data);
   };
-}
-
-function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { providerRequest, responseHeaders } from './http-transport.ts';
+import { tryParseJson } from './provider-error.ts';
 
 /** The error classes of one SDK, as its client uses them. */
 export interface SdkErrors {
@@ -30,7 +31,7 @@ export interface StreamRequest {
   /** the connection's base URL and the dialect's path, joined as the SDKs join them */
   baseUrl: string;
   path: string;
-  /** the dialect's own headers (its key, its version); accept, content-type and user-agent are added */
+  /** the dialect's own headers (its key, its version), names in lower case; accept, content-type and user-agent are added */
   headers: Record<string, string>;
   body: string;
   signal: AbortSignal;
@@ -55,7 +56,7 @@ export async function postForStream(request: StreamRequest, errors: SdkErrors, f
   try {
     response = fetchImpl
       ? await fetchImpl(url, { method: 'POST', headers, body: request.body, signal })
-      : await providerRequest(url, { method: 'POST', headers: lowerCased(headers), body: Buffer.from(request.body, 'utf8'), signal });
+      : await providerRequest(url, { method: 'POST', headers, body: Buffer.from(request.body, 'utf8'), signal });
   } catch (error) {
     signal.throwIfAborted();
     throw connectionFailure(error, errors);
@@ -84,7 +85,7 @@ class NodeStreamResponse implements StreamResponse {
 /** A refused request's error, made by the SDK from its status, body and headers as its client makes it. */
 async function refusal(status: number, headers: Headers, readText: () => Promise<string>, errors: SdkErrors): Promise<Error> {
   const text = await readText().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
-  const json = jsonOrUndefined(text);
+  const json = tryParseJson(text);
   return errors.APIError.generate(status, json as object | undefined, json ? undefined : text, headers);
 }
 
@@ -92,12 +93,6 @@ async function textOf(response: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-function lowerCased(headers: Record<string, string>): Record<string, string> {
-  const lower: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) lower[name.toLowerCase()] = value;
-  return lower;
 }
 
 /** `base` + `path` with one slash between them, as the SDKs' buildURL does. */
@@ -111,12 +106,4 @@ function connectionFailure(error: unknown, errors: SdkErrors): Error {
   const described = String(cause) + ('cause' in cause ? String(cause.cause) : '');
   if (cause.name === 'AbortError' || cause.name === 'TimeoutError' || /timed? ?out/i.test(described)) return new errors.APIConnectionTimeoutError();
   return new errors.APIConnectionError({ cause });
-}
-
-function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
