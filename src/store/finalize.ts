@@ -4,6 +4,8 @@ import type { NewHistoryEntry } from '../domain/history-entry.ts';
 import { updateTurn, type TurnRecord } from './turns.ts';
 import { appendHistoryEntry, type SessionChanges } from './history.ts';
 import { writingSessionRows } from './sessions.ts';
+import { writingSessionRow } from './session-row-cache.ts';
+import type { SessionsTable } from './schema.ts';
 
 /** The pauses between attempts of a turn's finalisation: a passing lock or connection loss heals. */
 export const FINALIZE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1000];
@@ -34,10 +36,15 @@ export async function finalizeTurn(db: Db, turn: TurnRecord, history: NewHistory
 }
 
 async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges, index: number | undefined): Promise<number> {
-  // the session's updatedAt, title and usage change: its cached reads end once this commits
-  return writingSessionRows(db.transaction().execute(async (trx) => {
-    const stored = await appendHistoryEntry(trx, session.sessionId, history, { index, sessionChanges: session });
-    await updateTurn(trx, turn);
-    return stored;
-  }));
+  let sessionRow: SessionsTable | null = null;
+  const sessionRowWritten = (row: SessionsTable) => (sessionRow = row);
+  // the session's updatedAt, title and usage change: its cached reads end once this commits, and
+  // the row it leaves is kept for the next turn's submission (session-row-cache.ts)
+  const write = () =>
+    writingSessionRows(db.transaction().execute(async (trx) => {
+      const stored = await appendHistoryEntry(trx, session.sessionId, history, { index, sessionChanges: session, sessionRowWritten });
+      await updateTurn(trx, turn);
+      return stored;
+    }));
+  return writingSessionRow(db, session.sessionId, write, () => sessionRow);
 }

@@ -1,10 +1,11 @@
 import type { Db } from './database.ts';
-import type { HistoryTurnsTable } from './schema.ts';
+import type { HistoryTurnsTable, SessionsTable } from './schema.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
 import { telemetryList, type HistoryEffect, type HistoryEntry, type NewHistoryEntry } from '../domain/history-entry.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { addSessionUsage, writingSessionRows } from './sessions.ts';
 import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
+import { writingSessionRow } from './session-row-cache.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
 
 /*
@@ -22,11 +23,15 @@ import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, e
  */
 export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry, options: AppendOptions = {}): Promise<number> {
   // its own transaction may add to the session's usage: cached reads end once it commits
-  if (!db.isTransaction) return writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, options)));
+  if (!db.isTransaction) {
+    return writingSessionRow(db, sessionId, () => writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, options))));
+  }
   const index = options.index ?? (await nextHistoryIndex(db, sessionId));
   await insertHistoryEntry(db, sessionId, { ...entry, index });
-  if (options.sessionChanges) await updateSessionAfterEntry(db, sessionId, entry.usage, options.sessionChanges);
-  else if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
+  if (options.sessionChanges) {
+    const row = await updateSessionAfterEntry(db, sessionId, entry.usage, options.sessionChanges);
+    if (row !== undefined) options.sessionRowWritten?.(row);
+  } else if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
   return index;
 }
 
@@ -35,6 +40,8 @@ export interface AppendOptions {
   index?: number;
   /** a turn's end: the session's updatedAt and derived title change with its usage */
   sessionChanges?: SessionChanges;
+  /** told the session's row as the turn's end left it (inside the transaction, before it commits) */
+  sessionRowWritten?: (row: SessionsTable) => void;
 }
 
 /** What a turn's end changes in its session besides usage (see finalize.ts). */
@@ -45,10 +52,15 @@ export interface SessionChanges {
   derivedTitle: string | null;
 }
 
-/** The session's usage, updatedAt and derived title in one statement: a turn's end makes one write to its session. */
-async function updateSessionAfterEntry(db: Db, sessionId: string, usage: UsageCounters | null, changes: SessionChanges): Promise<void> {
+/**
+ * The session's usage, updatedAt and derived title in one statement: a turn's end makes one write
+ * to its session, and reads the row it leaves back in the same statement (RETURNING), for the
+ * next turn's submission to find in the session row cache.
+ */
+async function updateSessionAfterEntry(db: Db, sessionId: string, usage: UsageCounters | null, changes: SessionChanges): Promise<SessionsTable | undefined> {
   const title = changes.derivedTitle === null ? null : encodeStoredText(changes.derivedTitle);
-  await writingSessionRows(updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title }));
+  const { rows } = await writingSessionRows(updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title }));
+  return rows[0];
 }
 
 const NO_USAGE: UsageCounters = { input: 0, output: 0, cached: 0 };
@@ -57,8 +69,8 @@ const NO_USAGE: UsageCounters = { input: 0, output: 0, cached: 0 };
  * One statement for every turn's end: no usage adds zeros, and no derived title (null) keeps the
  * title, as does a manual one.
  */
-const updateSessionRowAfterEntry = preparedQuery(
-  (db, param: Param<{ sessionId: string; updatedAt: string; usage: UsageCounters; title: string | null }>) =>
+const updateSessionRowAfterEntry = preparedQuery<{ sessionId: string; updatedAt: string; usage: UsageCounters; title: string | null }, SessionsTable>(
+  (db, param) =>
     db
       .updateTable('sessions')
       .set((eb) => ({
@@ -73,7 +85,8 @@ const updateSessionRowAfterEntry = preparedQuery(
           .else(eb.ref('title'))
           .end(),
       }))
-      .where('id', '=', param((values) => values.sessionId)),
+      .where('id', '=', param((values) => values.sessionId))
+      .returningAll(),
 );
 
 /** Writes an entry at the index it carries, touching nothing else (tests and benchmarks seed with it). */

@@ -4,6 +4,7 @@ import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 import { preparedQuery, rowParams, type Param, type PreparedQuery } from './prepared-query.ts';
+import { sessionRowCache, writingSessionRow } from './session-row-cache.ts';
 
 export interface SessionRecord {
   id: string;
@@ -147,9 +148,16 @@ function preparedSessionInsert(count: number): PreparedQuery<SessionsTable[], un
   });
 }
 
+/** The session, from the store's kept row when it has one (session-row-cache.ts); a transaction reads the table. */
 export async function findSession(db: Db, boundaryId: string, id: string): Promise<SessionRecord | null> {
+  const cache = db.isTransaction ? null : sessionRowCache(db);
+  const kept = cache?.row(boundaryId, id);
+  if (kept !== undefined) return fromRow(kept);
+  const versionBefore = sessionRowsVersion;
   const { rows } = await selectSession(db, { boundaryId, id });
-  return rows.length > 0 ? fromRow(rows[0]) : null;
+  if (rows.length === 0) return null;
+  cache?.keepRead(rows[0], versionBefore, sessionRowsVersion);
+  return fromRow(rows[0]);
 }
 
 const selectSession = preparedQuery((db, param: Param<{ boundaryId: string; id: string }>) =>
@@ -194,11 +202,17 @@ export async function updateSessionFields(
   if (fields.allowances !== undefined) row.allowances = JSON.stringify(fields.allowances);
   if (fields.updatedAt !== undefined) row.updated_at = fields.updatedAt;
   if (fields.ownsCheckout !== undefined) row.owns_checkout = fields.ownsCheckout ? 1 : 0;
-  await writingSessionRows(db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute());
+  await writingSessionRow(db, id, () => writingSessionRows(db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute()));
 }
 
 /** Adds a model's spending to the session's counters (history appends do, with their entry). */
 export async function addSessionUsage(db: Db, id: string, usage: UsageCounters): Promise<void> {
+  // inside a transaction, whoever opened it watches the row until it commits
+  if (!db.isTransaction) return writingSessionRow(db, id, () => addUsageToRow(db, id, usage));
+  await addUsageToRow(db, id, usage);
+}
+
+async function addUsageToRow(db: Db, id: string, usage: UsageCounters): Promise<void> {
   await writingSessionRows(
     db
       .updateTable('sessions')
@@ -220,12 +234,12 @@ export async function findSessionByCwd(db: Db, boundaryId: string, cwd: string):
 
 /** Removes the session with its history and turn records, all or nothing. */
 export async function deleteSessionCascade(db: Db, boundaryId: string, id: string): Promise<boolean> {
-  return writingSessionRows(db.transaction().execute(async (trx) => {
+  return writingSessionRow(db, id, () => writingSessionRows(db.transaction().execute(async (trx) => {
     await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
     await trx.deleteFrom('turns').where('session_id', '=', id).execute();
     const result = await trx.deleteFrom('sessions').where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
-  }));
+  })));
 }
 
 export function toRow(boundaryId: string, session: SessionRecord): SessionsTable {

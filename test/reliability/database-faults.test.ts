@@ -42,6 +42,10 @@ describe('PostgreSQL stopped and started under load', () => {
 
   it('answers store_unavailable while down, ends the stranded turns clearly and recovers', async () => {
     const sessions = await Promise.all([0, 1, 2].map(async () => (await request('POST', '/v1/sessions', {})).json.id as string));
+    // read once before the outage, so that its row is kept (store/session-row-cache.ts): a rename
+    // then gets past the session lookup and fails at its write
+    const idle = (await request('POST', '/v1/sessions', {})).json.id as string;
+    assert.equal((await request('GET', `/v1/sessions/${idle}`)).status, 200);
     for (let index = 0; index < 3; index++) fake.enqueue({ kind: 'reply', text: 'slow words '.repeat(15), chunkDelayMs: 100 });
     const turns = await Promise.all(sessions.map(async (id) => (await request('POST', `/v1/sessions/${id}/turns`, { input: 'stream while the database dies' })).json.id as string));
     for (const id of turns) await waitForStatus(server, id, 'running');
@@ -53,7 +57,7 @@ describe('PostgreSQL stopped and started under load', () => {
       ['GET', '/v1/sessions'],
       ['POST', '/v1/sessions', {}],
       ['GET', `/v1/sessions/${sessions[0]}/history`],
-      ['PATCH', `/v1/sessions/${sessions[0]}`, { title: 'renamed while down' }],
+      ['PATCH', `/v1/sessions/${idle}`, { title: 'renamed while down' }],
     ] as Array<[string, string, unknown?]>) {
       const answer: any = await request(method, path, body);
       assert.equal(answer.status, 503, `${method} ${path}: ${JSON.stringify(answer.json)}`);
@@ -61,6 +65,10 @@ describe('PostgreSQL stopped and started under load', () => {
       assert.ok(answer.headers['retry-after'], `${method} ${path} says when to retry`);
     }
     assert.ok(Date.now() - started < 30_000, 'each answer came within the connection timeout');
+    // a session with an active turn is busy whether or not the database answers
+    const busy: any = await request('PATCH', `/v1/sessions/${sessions[0]}`, { title: 'renamed while busy' });
+    assert.equal(busy.status, 409, JSON.stringify(busy.json));
+    assert.equal(busy.json.error.code, 'session_busy');
     // The turns finish streaming while the database is gone: they cannot be finalised.
     const stranded = await Promise.all(turns.map((id) => waitForTurn(server, id, 30_000)));
     for (const turn of stranded) assert.equal(turn.status, 'failed', JSON.stringify(turn));
