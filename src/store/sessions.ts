@@ -72,19 +72,15 @@ export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
 export async function insertSession(db: Db, boundaryId: string, session: SessionRecord): Promise<void> {
   const row = toRow(boundaryId, session);
   if (db.isTransaction) return void (await writingSessionRows(insertSessionRows(db, [row])));
-  // the row as inserted is the row a query would read: kept once it is committed, for the
-  // session's first turn (session-row-cache.ts)
-  const inserted = () =>
-    new Promise<void>((resolve, reject) => {
-      let batch = pendingInserts.get(db);
-      if (batch === undefined) {
-        batch = [];
-        pendingInserts.set(db, batch);
-        setImmediate(() => void insertBatch(db));
-      }
-      batch.push({ row, resolve, reject });
-    });
-  return writingSessionRow(db, session.id, inserted, () => row);
+  return new Promise((resolve, reject) => {
+    let batch = pendingInserts.get(db);
+    if (batch === undefined) {
+      batch = [];
+      pendingInserts.set(db, batch);
+      setImmediate(() => void insertBatch(db));
+    }
+    batch.push({ row, resolve, reject });
+  });
 }
 
 interface PendingInsert {
