@@ -3,8 +3,7 @@ import type { Db } from './database.ts';
 import type { NewHistoryEntry } from '../domain/history-entry.ts';
 import { updateTurn, type TurnRecord } from './turns.ts';
 import { appendHistoryEntry, type SessionChanges } from './history.ts';
-import { writingSessionRows } from './sessions.ts';
-import { writingSessionRow } from './session-row-cache.ts';
+import { writingSessionRow } from './sessions.ts';
 import type { SessionsTable } from './schema.ts';
 
 /** The pauses between attempts of a turn's finalisation: a passing lock or connection loss heals. */
@@ -41,10 +40,10 @@ async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntr
   // the session's updatedAt, title and usage change: its cached reads end once this commits, and
   // the row it leaves is kept for the next turn's submission (session-row-cache.ts)
   const write = () =>
-    writingSessionRows(db.transaction().execute(async (trx) => {
+    db.transaction().execute(async (trx) => {
       const stored = await appendHistoryEntry(trx, session.sessionId, history, { index, sessionChanges: session, sessionRowWritten });
       await updateTurn(trx, turn);
       return stored;
-    }));
+    });
   return writingSessionRow(db, session.sessionId, write, () => sessionRow);
 }

@@ -3,9 +3,8 @@ import type { HistoryTurnsTable, SessionsTable } from './schema.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
 import { telemetryList, type HistoryEffect, type HistoryEntry, type NewHistoryEntry } from '../domain/history-entry.ts';
 import type { UsageCounters } from '../domain/usage.ts';
-import { addSessionUsage, writingSessionRows } from './sessions.ts';
+import { addSessionUsage, writingSessionRow, writingSessionRows } from './sessions.ts';
 import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
-import { writingSessionRow } from './session-row-cache.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText } from './text-codec.ts';
 
 /*
@@ -23,9 +22,7 @@ import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, e
  */
 export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHistoryEntry, options: AppendOptions = {}): Promise<number> {
   // its own transaction may add to the session's usage: cached reads end once it commits
-  if (!db.isTransaction) {
-    return writingSessionRow(db, sessionId, () => writingSessionRows(db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, options))));
-  }
+  if (!db.isTransaction) return writingSessionRow(db, sessionId, () => db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, options)));
   const index = options.index ?? (await nextHistoryIndex(db, sessionId));
   await insertHistoryEntry(db, sessionId, { ...entry, index });
   if (options.sessionChanges) {

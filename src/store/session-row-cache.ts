@@ -28,9 +28,10 @@ export interface SessionRowWrite {
  * its transaction has committed.
  *
  * A row is kept only while nothing can have changed it: every write to a session row goes through
- * `writing()`, which drops the kept row when it begins and again when it ends, and keeps the row it
- * read back only when no other write to the session overlapped it. A row read by a query is kept
- * only when no write to any session ran while the query did and none to this one is in flight.
+ * `writing()` (sessions.ts `writingSessionRow`), which drops the kept row when it begins and again
+ * when it ends, and keeps the row it read back only when no other write to the session overlapped
+ * it. A row read by a query is kept only when no write to any session ran while the query did and
+ * none to this one is in flight.
  * As for the store's other caches, this process is the only writer of its database's sessions.
  * Each store (each tenant's database) has its own, and a row answers only for its own boundary.
  */
@@ -88,21 +89,4 @@ export function sessionRowCache(db: Db): SessionRowCache {
     caches.set(adapter, cache);
   }
   return cache;
-}
-
-/**
- * Runs a write to one session's row (a statement, or a transaction holding one) under the
- * cache's watch. `rowWritten` is the row as the write left it, when it read it back.
- */
-export async function writingSessionRow<T>(db: Db, id: string, write: () => Promise<T>, rowWritten: (result: T) => SessionsTable | null = () => null): Promise<T> {
-  const watched = sessionRowCache(db).writing(id);
-  let result: T;
-  try {
-    result = await write();
-  } catch (error) {
-    watched.failed();
-    throw error;
-  }
-  watched.committed(rowWritten(result));
-  return result;
 }

@@ -4,7 +4,7 @@ import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 import { preparedQuery, rowParams, type Param, type PreparedQuery } from './prepared-query.ts';
-import { sessionRowCache, writingSessionRow } from './session-row-cache.ts';
+import { sessionRowCache } from './session-row-cache.ts';
 
 export interface SessionRecord {
   id: string;
@@ -62,6 +62,25 @@ export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
   } finally {
     noteSessionRowsWritten();
   }
+}
+
+/**
+ * Runs a whole write of one session's row (a statement outside a transaction, or the transaction
+ * holding it) under both caches' watch: the read cache's version moves on, as with
+ * writingSessionRows, and the row kept for findSession (session-row-cache.ts) ends, or becomes
+ * `rowWritten(result)` when the write read its row back and nothing overlapped it.
+ */
+export async function writingSessionRow<T>(db: Db, id: string, write: () => Promise<T>, rowWritten: (result: T) => SessionsTable | null = () => null): Promise<T> {
+  const watched = sessionRowCache(db).writing(id);
+  let result: T;
+  try {
+    result = await writingSessionRows(write());
+  } catch (error) {
+    watched.failed();
+    throw error;
+  }
+  watched.committed(rowWritten(result));
+  return result;
 }
 
 /**
@@ -202,7 +221,7 @@ export async function updateSessionFields(
   if (fields.allowances !== undefined) row.allowances = JSON.stringify(fields.allowances);
   if (fields.updatedAt !== undefined) row.updated_at = fields.updatedAt;
   if (fields.ownsCheckout !== undefined) row.owns_checkout = fields.ownsCheckout ? 1 : 0;
-  await writingSessionRow(db, id, () => writingSessionRows(db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute()));
+  await writingSessionRow(db, id, () => db.updateTable('sessions').set(row).where('boundary_id', '=', boundaryId).where('id', '=', id).execute());
 }
 
 /** Adds a model's spending to the session's counters (history appends do, with their entry). */
@@ -234,12 +253,12 @@ export async function findSessionByCwd(db: Db, boundaryId: string, cwd: string):
 
 /** Removes the session with its history and turn records, all or nothing. */
 export async function deleteSessionCascade(db: Db, boundaryId: string, id: string): Promise<boolean> {
-  return writingSessionRow(db, id, () => writingSessionRows(db.transaction().execute(async (trx) => {
+  return writingSessionRow(db, id, () => db.transaction().execute(async (trx) => {
     await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
     await trx.deleteFrom('turns').where('session_id', '=', id).execute();
     const result = await trx.deleteFrom('sessions').where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
-  })));
+  }));
 }
 
 export function toRow(boundaryId: string, session: SessionRecord): SessionsTable {
