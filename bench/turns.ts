@@ -16,7 +16,7 @@
  * support/count-statements.mjs into the child and adds SQLite statements and commits per turn,
  * with the statements' breakdown (the count costs a little CPU: take CPU figures without it).
  */
-import { agentdNodeFlags, agentdRoot, modelsFor, startAgentd, startFakeModel, type AgentdChild, type FakeModelChild } from './support/children.ts';
+import { agentdNodeFlags, agentdRoot, modelsFor, startAgentd, startFakeModel, startTurnCeiling, type AgentdChild, type Child, type FakeModelChild } from './support/children.ts';
 import { StatementCounter } from './support/statement-counter.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
@@ -38,12 +38,12 @@ export function turnOptionsFromEnv(): TurnBenchOptions {
 
 /** Drives turns through one SSE watcher; the caller owns both children. */
 export async function driveTurns(
-  agentd: AgentdChild,
+  server: Child,
   run: { turns: number; seconds: number; label: string; inFlight?: number; onTurn?: (finished: number) => void | Promise<void> },
 ): Promise<TurnRun & { newestEventId: number }> {
-  const client = new HttpClient(agentd.url);
+  const client = new HttpClient(server.url);
   const watcher = new TurnWatcher();
-  const subscriber = await SseSubscriber.connect(agentd.url, watcher.onFrame);
+  const subscriber = await SseSubscriber.connect(server.url, watcher.onFrame);
   try {
     const turnRun = await runTurns({
       client,
@@ -62,17 +62,31 @@ export async function driveTurns(
   }
 }
 
-export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, options: TurnBenchOptions, counter?: StatementCounter): Promise<void> {
-  await driveTurns(agentd, { turns: 200, seconds: 30, label: 'warmup' });
+/** What one server did under the turn load: the 4-in-flight run and the one-at-a-time run. */
+interface TurnMeasure {
+  run: TurnRun & { cost: RunCost };
+  overheads: number[];
+  alone: TurnRun & { cost: RunCost };
+  aloneOverheads: number[];
+  /** completed turns per second of the 4-in-flight run */
+  rate: number;
+  completed: number;
+}
+
+async function measureTurns(server: Child, fake: FakeModelChild, options: TurnBenchOptions, counter?: StatementCounter): Promise<TurnMeasure> {
+  await driveTurns(server, { turns: 200, seconds: 30, label: 'warmup' });
   await fake.takeResponseTimes();
-  const run = await costed(agentd, counter, () => driveTurns(agentd, { turns: options.turns, seconds: options.seconds, label: 'measured' }));
+  const run = await costed(server, counter, () => driveTurns(server, { turns: options.turns, seconds: options.seconds, label: 'measured' }));
   const overheads = overheadsOf(run, await fake.takeResponseTimes());
   // One turn at a time: what the server adds to a turn when it is not also waiting for others.
-  const alone = await costed(agentd, counter, () => driveTurns(agentd, { turns: 300, seconds: options.seconds, label: 'alone', inFlight: 1 }));
+  const alone = await costed(server, counter, () => driveTurns(server, { turns: 300, seconds: options.seconds, label: 'alone', inFlight: 1 }));
   const aloneOverheads = overheadsOf(alone, await fake.takeResponseTimes());
-
   const completed = run.timings.filter((timing) => timing.event === 'turn.completed').length;
-  const rate = (completed * 1000) / run.elapsedMs;
+  return { run, overheads, alone, aloneOverheads, rate: (completed * 1000) / run.elapsedMs, completed };
+}
+
+export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, options: TurnBenchOptions, counter?: StatementCounter): Promise<void> {
+  const { run, overheads, alone, aloneOverheads, rate, completed } = await measureTurns(agentd, fake, options, counter);
   printFigure({
     name: 'Turns against a zero-latency fake model',
     value: `${whole(rate)} completed turns/s`,
@@ -95,6 +109,32 @@ export async function benchTurns(agentd: AgentdChild, fake: FakeModelChild, opti
   });
   printCost(`${IN_FLIGHT} in flight`, run);
   printCost('one turn at a time', alone);
+  if (process.env.BENCH_TURN_CEILING !== '0') await benchTurnCeiling(fake, options, { rate, p50 });
+}
+
+/**
+ * The same load against turn-ceiling-server.mjs, right after agentd's: what this machine allows a
+ * turn's exchanges at all (two commits, four socket writes, a streamed model request), as the
+ * Fastify hello is the ceiling of the request routes. BENCH_TURN_CEILING=0 leaves it out.
+ */
+async function benchTurnCeiling(fake: FakeModelChild, options: TurnBenchOptions, agentd: { rate: number; p50: number }): Promise<void> {
+  const ceiling = await startTurnCeiling(fake);
+  try {
+    const { run, alone, aloneOverheads, rate } = await measureTurns(ceiling, fake, options);
+    printFigure({
+      name: 'Turn ceiling (bare node:http + better-sqlite3, the same exchanges), 4 in flight',
+      value: `${whole(rate)} completed turns/s`,
+      detail: `agentd ${fixed((100 * agentd.rate) / rate)}% of it; ${fixed((run.cost.cpuMs / run.timings.length), 3)} ms of its CPU per turn`,
+    });
+    const p50 = percentile(aloneOverheads, 0.5);
+    printFigure({
+      name: 'Turn ceiling, overhead one turn at a time',
+      value: `p50 ${fixed(p50, 2)} ms, p99 ${fixed(percentile(aloneOverheads, 0.99), 2)} ms`,
+      detail: `agentd adds ${fixed(agentd.p50 - p50, 2)} ms to it; ${fixed(alone.cost.cpuMs / alone.timings.length, 3)} ms of its CPU per turn`,
+    });
+  } finally {
+    await ceiling.stop();
+  }
 }
 
 interface RunCost {
@@ -103,11 +143,11 @@ interface RunCost {
 }
 
 /** A run with what it cost agentd: CPU time, and statements when counted. */
-async function costed<T extends TurnRun>(agentd: AgentdChild, counter: StatementCounter | undefined, run: () => Promise<T>): Promise<T & { cost: RunCost }> {
-  const cpuBefore = agentd.cpuMs();
+async function costed<T extends TurnRun>(server: Child, counter: StatementCounter | undefined, run: () => Promise<T>): Promise<T & { cost: RunCost }> {
+  const cpuBefore = server.cpuMs();
   const statementsBefore = await counter?.read();
   const result = await run();
-  const cpuMs = agentd.cpuMs() - cpuBefore;
+  const cpuMs = server.cpuMs() - cpuBefore;
   const statementsAfter = await counter?.read();
   const statements = statementsBefore && statementsAfter ? StatementCounter.delta(statementsBefore, statementsAfter) : null;
   return { ...result, cost: { cpuMs, statements } };

@@ -121,6 +121,14 @@ export function startHello(): Promise<Child> {
   return spawnScript('hello-server.mjs', /hello listening on (http:\/\/\S+)/);
 }
 
+/**
+ * The ceiling of the turn figure: the contract's exchanges for a turn and nothing else, in bare
+ * node:http and better-sqlite3, against the given fake model (turn-ceiling-server.mjs).
+ */
+export function startTurnCeiling(fake: FakeModelChild): Promise<Child> {
+  return spawnScript('turn-ceiling-server.mjs', /turn ceiling listening on (http:\/\/\S+)/, [fake.baseUrl]);
+}
+
 export interface FakeModelChild extends Child {
   /** the base URL to put in a models file */
   readonly baseUrl: string;
