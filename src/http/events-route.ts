@@ -2,8 +2,12 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { KEEP_ALIVE_FRAME, type EventLog } from '../runtime/event-log.ts';
+import { FrameBatch } from './frame-batch.ts';
 
 export const KEEP_ALIVE_MS = 15_000;
+
+/** Every event stream's frames of one event-loop pass leave together (frame-batch.ts). */
+const frameBatch = new FrameBatch();
 
 /**
  * Counts SSE connections against the global and per-boundary limits (CONTRACT.md §6), and knows
@@ -91,7 +95,7 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
   }, keepAliveMs);
   const subscription = log.subscribe(options.lastEventId, {
     write(frame) {
-      keepAlive.refresh();
+      if (frameBatch.hold(response)) keepAlive.refresh();
       return response.write(frame);
     },
     onDrain(resume) {

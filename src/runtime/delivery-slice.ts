@@ -1,8 +1,9 @@
 /**
  * How long the fan-out of new events may hold the event loop in one turn of it: once the slice
- * is spent, the rest waits for the next turn (setImmediate), so requests and timers still run
- * while a thousand subscribers are fed.
+ * is spent, the rest waits for the next turn (the end of this pass, pass-end.ts), so requests and
+ * timers still run while a thousand subscribers are fed.
  */
+import { resumeAtPassEnd } from './pass-end.ts';
 
 /** The longest delivery holds the event loop before letting requests and timers run. */
 const SLICE_MS = 10;
@@ -20,7 +21,7 @@ export class DeliverySlice {
     this.writes += 1;
     if (this.writes > 1) return;
     this.startedAt = performance.now();
-    setImmediate(() => this.nextTurn());
+    resumeAtPassEnd(() => this.nextTurn());
   }
 
   get spent(): boolean {
