@@ -16,6 +16,7 @@
  * support/count-statements.mjs into the child and adds SQLite statements and commits per turn,
  * with the statements' breakdown (the count costs a little CPU: take CPU figures without it).
  */
+import { readFileSync } from 'node:fs';
 import { agentdNodeFlags, agentdRoot, modelsFor, startAgentd, startFakeModel, startTurnCeiling, type AgentdChild, type Child, type FakeModelChild } from './support/children.ts';
 import { StatementCounter } from './support/statement-counter.ts';
 import { HttpClient } from './support/http-client.ts';
@@ -124,7 +125,7 @@ async function benchTurnCeiling(fake: FakeModelChild, options: TurnBenchOptions,
     printFigure({
       name: 'Turn ceiling (bare node:http + better-sqlite3, the same exchanges), 4 in flight',
       value: `${whole(rate)} completed turns/s`,
-      detail: `agentd ${fixed((100 * agentd.rate) / rate)}% of it; ${fixed((run.cost.cpuMs / run.timings.length), 3)} ms of its CPU per turn`,
+      detail: `agentd ${fixed((100 * agentd.rate) / rate)}% of it; ${fixed(run.cost.cpuMs / run.timings.length, 3)} ms of its CPU and ${fixed(run.cost.syscalls.writes / run.timings.length, 2)} write syscalls per turn`,
     });
     const p50 = percentile(aloneOverheads, 0.5);
     printFigure({
@@ -139,35 +140,45 @@ async function benchTurnCeiling(fake: FakeModelChild, options: TurnBenchOptions,
 
 interface RunCost {
   cpuMs: number;
+  /** read-like and write-like syscalls of the process (/proc/PID/io syscr, syscw): steady where CPU time is not */
+  syscalls: { reads: number; writes: number };
   statements: { statements: number; commits: number; bySql: Record<string, number> } | null;
 }
 
 /** A run with what it cost agentd: CPU time, and statements when counted. */
 async function costed<T extends TurnRun>(server: Child, counter: StatementCounter | undefined, run: () => Promise<T>): Promise<T & { cost: RunCost }> {
   const cpuBefore = server.cpuMs();
+  const syscallsBefore = readSyscalls(server.pid);
   const statementsBefore = await counter?.read();
   const result = await run();
   const cpuMs = server.cpuMs() - cpuBefore;
+  const syscallsAfter = readSyscalls(server.pid);
   const statementsAfter = await counter?.read();
   const statements = statementsBefore && statementsAfter ? StatementCounter.delta(statementsBefore, statementsAfter) : null;
-  return { ...result, cost: { cpuMs, statements } };
+  const syscalls = { reads: syscallsAfter.reads - syscallsBefore.reads, writes: syscallsAfter.writes - syscallsBefore.writes };
+  return { ...result, cost: { cpuMs, syscalls, statements } };
 }
 
 /** agentd's CPU (and statements) per turn of a run; session creation (one per 10 turns) is included. */
 function printCost(label: string, run: TurnRun & { cost: RunCost }): void {
   const turns = run.timings.length;
-  const { cpuMs, statements } = run.cost;
+  const { cpuMs, syscalls, statements } = run.cost;
   const counted = statements
     ? `, ${fixed(statements.statements / turns, 2)} SQLite statements and ${fixed(statements.commits / turns, 2)} commits per turn`
     : '';
   printFigure({
     name: `agentd CPU per turn, ${label}`,
-    value: `${fixed(cpuMs / turns, 3)} ms${counted}`,
-    detail: `utime+stime of the agentd process over the run ÷ ${turns} turns, 10 ms ticks; includes creating a session every ${TURNS_PER_SESSION} turns`,
+    value: `${fixed(cpuMs / turns, 3)} ms, ${fixed(syscalls.writes / turns, 2)} write and ${fixed(syscalls.reads / turns, 2)} read syscalls${counted}`,
+    detail: `utime+stime of the agentd process over the run ÷ ${turns} turns, 10 ms ticks; syscalls from /proc/PID/io (socket and WAL writes alike); includes creating a session every ${TURNS_PER_SESSION} turns`,
   });
   if (!statements) return;
   const rows = Object.entries(statements.bySql).sort((a, b) => b[1] - a[1]);
   for (const [sql, count] of rows) console.log(`  ${fixed(count / turns, 2).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
+}
+
+function readSyscalls(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return { reads: Number(/^syscr: (\d+)$/m.exec(io)?.[1]), writes: Number(/^syscw: (\d+)$/m.exec(io)?.[1]) };
 }
 
 function overheadsOf(run: TurnRun, modelMs: Map<string, number>): number[] {
