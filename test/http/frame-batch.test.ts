@@ -79,6 +79,33 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     assert.equal(writesWhenTimerFired, 1);
   });
 
+  it('lets held frames leave before the pass ends once they have been held 2 ms (a long pass, as in a saturated fan-out)', async () => {
+    let writesInsideTheLongCallback = -1;
+    let writesAtPassEnd = -1;
+    const text = await withStream((response) => {
+      const batch = new FrameBatch();
+      const writesOf = countSocketWrites(response);
+      batch.hold(response);
+      response.write('data: first\n\n');
+      const startedAt = performance.now();
+      while (performance.now() - startedAt < 3) {
+        // a callback that keeps the pass busy
+      }
+      for (let index = 0; index < 32; index += 1) {
+        batch.hold(response);
+        response.write(`data: ${index}\n\n`);
+      }
+      writesInsideTheLongCallback = writesOf();
+      setImmediate(() => {
+        writesAtPassEnd = writesOf();
+        response.end();
+      });
+    });
+    assert.equal(writesInsideTheLongCallback, 1, 'the held frames left inside the callback, without waiting for the pass to end');
+    assert.equal(writesAtPassEnd, 2, 'what was held after that left at the pass end');
+    assert.ok(text.startsWith('data: first\n\ndata: 0\n\n') && text.endsWith('data: 31\n\n'));
+  });
+
   it('flushes a stream destroyed while held without an error, and goes on holding streams in later passes', async () => {
     const batch = new FrameBatch();
     const uncaught: unknown[] = [];
