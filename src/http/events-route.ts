@@ -95,8 +95,8 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
   }, keepAliveMs);
   const subscription = log.subscribe(options.lastEventId, {
     write(frame) {
-      if (frameBatch.hold(response)) keepAlive.refresh();
-      return response.write(frame);
+      keepAlive.refresh();
+      return frameBatch.write(response, frame);
     },
     onDrain(resume) {
       response.once('drain', resume);

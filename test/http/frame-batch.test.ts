@@ -47,10 +47,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
       const text = await withStream((response) => {
         const batch = new FrameBatch();
         const writesOf = countSocketWrites(response);
-        const write = (frame: string) => {
-          if (batched) batch.hold(response);
-          response.write(frame);
-        };
+        const write = (frame: string) => (batched ? batch.write(response, frame) : response.write(frame));
         setTimeout(() => write('data: a\n\n'), 5);
         setTimeout(() => write('data: b\n\n'), 5);
         setTimeout(() => {
@@ -65,18 +62,42 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
 
   it('lets a lone frame leave in the pass that wrote it, before any timer set with it fires', async () => {
     let writesWhenTimerFired = -1;
+    let writesRightAfter = -1;
     await withStream((response) => {
       const batch = new FrameBatch();
       const writesOf = countSocketWrites(response);
-      assert.equal(batch.hold(response), true);
-      response.write('data: a\n\n');
-      assert.equal(batch.hold(response), false, 'already held in this pass');
+      assert.equal(batch.write(response, 'data: a\n\n'), true);
+      writesRightAfter = writesOf();
       setTimeout(() => {
         writesWhenTimerFired = writesOf();
         response.end();
       }, 0);
     });
+    assert.equal(writesRightAfter, 0, 'held while the callback runs');
     assert.equal(writesWhenTimerFired, 1);
+  });
+
+  it('answers as writing each frame directly would, and lets 16 KB of held frames leave at once rather than at the pass end', async () => {
+    const frame = `data: ${'x'.repeat(1_000)}\n\n`;
+    const answersOf = { batched: [] as boolean[], direct: [] as boolean[] };
+    let writesBeforeThePassEnded = -1;
+    for (const mode of ['batched', 'direct'] as const) {
+      const text = await withStream((response) => {
+        const batch = new FrameBatch();
+        const writesOf = countSocketWrites(response);
+        for (let index = 0; index < 40; index += 1) {
+          answersOf[mode].push(mode === 'batched' ? batch.write(response, frame) : response.write(frame));
+        }
+        process.nextTick(() => {
+          if (mode === 'batched') writesBeforeThePassEnded = writesOf();
+        });
+        setImmediate(() => response.end());
+      });
+      assert.equal(text, frame.repeat(40));
+    }
+    assert.deepEqual(answersOf.batched, answersOf.direct, 'a held frame never makes the stream look saturated sooner');
+    assert.equal(answersOf.batched.indexOf(false), 16, 'the 17th frame fills the 16 KB buffer');
+    assert.equal(writesBeforeThePassEnded, 1, 'the first 16 KB left at the next tick, not at the pass end');
   });
 
   it('lets held frames leave before the pass ends once they have been held 2 ms (a long pass, as in a saturated fan-out)', async () => {
@@ -85,48 +106,50 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     const text = await withStream((response) => {
       const batch = new FrameBatch();
       const writesOf = countSocketWrites(response);
-      batch.hold(response);
-      response.write('data: first\n\n');
+      batch.write(response, 'data: first\n\n');
       const startedAt = performance.now();
       while (performance.now() - startedAt < 3) {
         // a callback that keeps the pass busy
       }
-      for (let index = 0; index < 32; index += 1) {
-        batch.hold(response);
-        response.write(`data: ${index}\n\n`);
-      }
-      writesInsideTheLongCallback = writesOf();
+      for (let index = 0; index < 32; index += 1) batch.write(response, `data: ${index}\n\n`);
+      // the flush inside the callback has written its chunk; node sends it at the next tick
+      process.nextTick(() => {
+        writesInsideTheLongCallback = writesOf();
+      });
       setImmediate(() => {
         writesAtPassEnd = writesOf();
         response.end();
       });
     });
-    assert.equal(writesInsideTheLongCallback, 1, 'the held frames left inside the callback, without waiting for the pass to end');
+    assert.equal(writesInsideTheLongCallback, 1, 'the held frames left without waiting for the pass to end');
     assert.equal(writesAtPassEnd, 2, 'what was held after that left at the pass end');
     assert.ok(text.startsWith('data: first\n\ndata: 0\n\n') && text.endsWith('data: 31\n\n'));
   });
 
-  it('flushes a stream destroyed while held without an error, and goes on holding streams in later passes', async () => {
+  it('drops the held frames of a stream ended or destroyed meanwhile, without an error, and goes on batching', async () => {
     const batch = new FrameBatch();
     const uncaught: unknown[] = [];
     const onUncaught = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', onUncaught);
     try {
       await withStream((response) => {
-        batch.hold(response);
-        response.write('data: lost\n\n');
+        batch.write(response, 'data: lost\n\n');
         response.destroy();
       }).catch(() => 'the client saw the stream break');
+      const ended = await withStream((response) => {
+        batch.write(response, 'data: after the end\n\n');
+        response.end();
+      });
+      assert.equal(ended, '');
       const text = await withStream((response) => {
-        batch.hold(response);
-        response.write('data: 1\n\n');
+        batch.write(response, 'data: 1\n\n');
         setTimeout(() => {
-          assert.equal(batch.hold(response), true, 'a new pass holds it anew');
-          response.write('data: 2\n\n');
-          response.end();
+          batch.write(response, 'data: 2\n\n');
+          setImmediate(() => response.end());
         }, 5);
       });
       assert.equal(text, 'data: 1\n\ndata: 2\n\n');
+      await new Promise((resolve) => setTimeout(resolve, 10));
       assert.deepEqual(uncaught, []);
     } finally {
       process.off('uncaughtException', onUncaught);
