@@ -39,7 +39,10 @@ export class SubscriberLimits {
    * (to a restarted server), and the socket cannot linger as an idle keep-alive connection.
    */
   endAll(): void {
-    for (const response of this.streams) response.end(() => response.socket?.destroySoon());
+    for (const response of this.streams) {
+      frameBatch.release(response);
+      response.end(() => response.socket?.destroySoon());
+    }
   }
 
   acquire(boundaryId: string): () => void {

@@ -49,9 +49,17 @@ export class FrameBatch {
     }
     return !response.writableNeedDrain;
   }
+
+  /** Writes the frames held for `response` now: before a stream is ended, its last frames go first. */
+  release(response: ServerResponse): void {
+    const frames = this.held.get(response);
+    if (frames === undefined) return;
+    this.held.delete(response);
+    send(response, frames);
+  }
 }
 
-/** A stream ended or destroyed while its frames were held has no reader left for them. */
+/** A stream destroyed (or ended without a release) while its frames were held has no reader left for them. */
 function send(response: ServerResponse, frames: string): boolean {
   if (response.writableEnded || response.destroyed) return false;
   return response.write(frames);

@@ -126,6 +126,16 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     assert.ok(text.startsWith('data: first\n\ndata: 0\n\n') && text.endsWith('data: 31\n\n'));
   });
 
+  it('writes a stream\'s held frames when it is released, so a stream ended right after its last event still carries it', async () => {
+    const batch = new FrameBatch();
+    const text = await withStream((response) => {
+      batch.write(response, 'data: the last event\n\n');
+      batch.release(response);
+      response.end();
+    });
+    assert.equal(text, 'data: the last event\n\n');
+  });
+
   it('drops the held frames of a stream ended or destroyed meanwhile, without an error, and goes on batching', async () => {
     const batch = new FrameBatch();
     const uncaught: unknown[] = [];
