@@ -140,7 +140,7 @@ async function benchTurnCeiling(fake: FakeModelChild, options: TurnBenchOptions,
 
 interface RunCost {
   cpuMs: number;
-  /** read-like and write-like syscalls of the process (/proc/PID/io syscr, syscw): steady where CPU time is not */
+  /** read-like and write-like syscalls of the process (/proc/PID/io syscr, syscw): WAL checkpoints move them by about one per turn between runs, CPU time by a fifth */
   syscalls: { reads: number; writes: number };
   statements: { statements: number; commits: number; bySql: Record<string, number> } | null;
 }

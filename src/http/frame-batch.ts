@@ -24,11 +24,9 @@ const HOLD_CHARS = 16_384;
  */
 export class FrameBatch {
   private readonly held = new Map<ServerResponse, string>();
-  private scheduled = false;
   private heldSince = 0;
   private frames = 0;
   private readonly flush = (): void => {
-    this.scheduled = false;
     for (const [response, frames] of this.held) send(response, frames);
     this.held.clear();
   };
@@ -41,12 +39,13 @@ export class FrameBatch {
       this.held.delete(response);
       return send(response, frames);
     }
-    if (this.held.size === 0) this.heldSince = performance.now();
-    this.held.set(response, frames);
-    if (!this.scheduled) {
-      this.scheduled = true;
+    // The first frame held since the last flush books the next one (a second booking in one pass,
+    // after an early flush, finds nothing or the frames held since).
+    if (this.held.size === 0) {
+      this.heldSince = performance.now();
       flushAtPassEnd(this.flush);
     }
+    this.held.set(response, frames);
     return !response.writableNeedDrain;
   }
 

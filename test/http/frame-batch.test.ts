@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, get, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FrameBatch } from '../../src/http/frame-batch.ts';
+import { EventLog } from '../../src/runtime/event-log.ts';
 
 /** The socket writes (write or writev calls reaching the handle) made on `response`'s connection. */
 function countSocketWrites(response: ServerResponse): () => number {
@@ -124,6 +125,43 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     assert.equal(writesInsideTheLongCallback, 1, 'the held frames left without waiting for the pass to end');
     assert.equal(writesAtPassEnd, 2, 'what was held after that left at the pass end');
     assert.ok(text.startsWith('data: first\n\ndata: 0\n\n') && text.endsWith('data: 31\n\n'));
+  });
+
+  it('writes the frames of a fan-out the delivery slice put off in the pass end that resumed it, not a pass later', async () => {
+    const SUBSCRIBERS = 40;
+    let framesOutAtPassEnd = -1;
+    await withStream((response) => {
+      const batch = new FrameBatch();
+      let framesOut = 0;
+      const write = response.write.bind(response);
+      response.write = ((chunk: string) => {
+        framesOut += chunk.split('\n\n').length - 1;
+        return write(chunk);
+      }) as typeof response.write;
+      const log = new EventLog({ replayLimit: 100, firstId: 1 });
+      // Each delivery takes 0.5 ms, so the 10 ms slice is spent after 32 of them (the clock is read
+      // every 32) and the last 8 subscribers get the event at the pass end.
+      const slowSink = {
+        write(frame: string) {
+          const startedAt = performance.now();
+          while (performance.now() - startedAt < 0.5) {
+            // a slow subscriber's write
+          }
+          return batch.write(response, frame);
+        },
+        onDrain() {},
+      };
+      for (let index = 0; index < SUBSCRIBERS; index += 1) log.subscribe(null, slowSink);
+      setTimeout(() => {
+        log.append('turn.started', { data: {} });
+        assert.equal(log.pendingFanOut, 1, 'the slice was spent: the fan-out was put off');
+        setImmediate(() => {
+          framesOutAtPassEnd = framesOut;
+          response.end();
+        });
+      }, 1);
+    });
+    assert.equal(framesOutAtPassEnd, SUBSCRIBERS);
   });
 
   it('writes a stream\'s held frames when it is released, so a stream ended right after its last event still carries it', async () => {
