@@ -2,7 +2,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { flushAtPassEnd, resumeAtPassEnd } from '../../src/runtime/pass-end.ts';
 
-const passesLater = () => new Promise((resolve) => setTimeout(resolve, 10));
+/**
+ * Resolves after `count` more passes of the event loop. Counted in setImmediate hops, not waited
+ * for with a timer: on a loaded machine a timer can fall due before the pass's check phase, and the
+ * test would look before the pass it is about had ended.
+ */
+const passesLater = (count = 3) =>
+  new Promise<void>((resolve) => {
+    const hop = (left: number) => (left === 0 ? resolve() : setImmediate(() => hop(left - 1)));
+    hop(count);
+  });
 
 describe('pass end: resumed fan-out first, then the flush of what the pass wrote', () => {
   it('runs the resumes before the flushes whatever the order they were booked in', async () => {
