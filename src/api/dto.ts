@@ -7,8 +7,8 @@ import { createProjectionBudget, projectHistoryItems, projectJson, projectText }
 import type { HistoryEntry } from '../domain/history-entry.ts';
 import type { SessionRecord } from '../store/sessions.ts';
 import type { TurnRecord } from '../store/turns.ts';
-import type { HistoryPage, HistoryPageEntry } from '../runtime/history.ts';
-import { publishedRequest, type HumanRequestRecord } from '../runtime/requests.ts';
+import type { HistoryPage, HistoryPageEntry } from '../runtime/session/history.ts';
+import { publishedRequest, type HumanRequestRecord } from '../runtime/turn/requests.ts';
 import type { HumanRequestDto, SessionDto, TurnDto } from './schemas.ts';
 
 export function toSessionDto(session: SessionRecord): SessionDto {

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import { KEEP_ALIVE_FRAME, type EventLog } from '../runtime/event-log.ts';
-import { FrameBatch } from './frame-batch.ts';
+import { KEEP_ALIVE_FRAME, type EventLog } from '../events/event-log.ts';
+import { FrameBatch } from '../events/frame-batch.ts';
 
 export const KEEP_ALIVE_MS = 15_000;
 

@@ -11,8 +11,8 @@ import { decodeSessionCursor, encodeSessionCursor } from './query.ts';
 import type { EventsHeaders, EventsQuery, HistoryQuery, ListRequestsQuery, ListSessionsQuery, ListTurnsQuery } from '../api/parameters.ts';
 import { DEFAULT_PAGE_SIZE } from '../api/paging.ts';
 import { normalizeUuid } from '../domain/ids.ts';
-import { readHistoryPage } from '../runtime/history.ts';
-import { forkSession } from '../runtime/fork.ts';
+import { readHistoryPage } from '../runtime/session/history.ts';
+import { forkSession } from '../runtime/session/fork.ts';
 import { requestTraceParent } from '../telemetry/http-telemetry.ts';
 
 interface RequestShape {

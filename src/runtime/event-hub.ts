@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../store/database.ts';
 import { boundEventText } from '../domain/event-text.ts';
-import { EventLog, type EventRecord } from './event-log.ts';
+import { EventLog, type EventRecord } from '../events/event-log.ts';
 import type { EventData, EventType, TextEventType } from '../api/events.ts';
 import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';

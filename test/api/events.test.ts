@@ -5,8 +5,8 @@ import { Value } from 'typebox/value';
 import { contractFromSchemas } from '../../src/api/contract.ts';
 import { buildOpenApiDocument } from '../../src/api/openapi.ts';
 import { EVENT_CATALOGUE, EVENT_TYPES, EventEnvelope, ReplayReset, type AgentdEvent, type EventData } from '../../src/api/events.ts';
-import { REPLAY_RESET_FRAME } from '../../src/runtime/sse-frame.ts';
-import { isValidEventType } from '../../src/runtime/sse-frame.ts';
+import { REPLAY_RESET_FRAME } from '../../src/events/sse-frame.ts';
+import { isValidEventType } from '../../src/events/sse-frame.ts';
 import type { EventHub } from '../../src/runtime/event-hub.ts';
 
 /** The event names of SPEC.md §6 and CONTRACT.md §13, all of which the catalogue declares. */

@@ -36,7 +36,7 @@ function isTypeOnly(clause: string): boolean {
 describe('what start-up loads', () => {
   it('walks the server module and its imports', () => {
     const files = [...loadedAtStartUp('server.ts').keys()].map((file) => relative(SOURCE, file));
-    assert.ok(files.includes('http/handlers.ts') && files.includes('runtime/turn-runner.ts'), files.join(', '));
+    assert.ok(files.includes('http/handlers.ts') && files.includes('runtime/turn/turn-runner.ts'), files.join(', '));
   });
 
   it('loads neither the tools nor TypeBox\'s compiler: they come with the first turn', () => {

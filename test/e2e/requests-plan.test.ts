@@ -10,7 +10,7 @@ import { toolOutputSent, useFakeServer } from '../support/harness.ts';
 import { createBackend } from '../support/backends.ts';
 import { openStore } from '../../src/store/database.ts';
 import { EventHub } from '../../src/runtime/event-hub.ts';
-import { HumanRequestRefused, MAX_REQUEST_OPTIONS, RequestBroker } from '../../src/runtime/requests.ts';
+import { HumanRequestRefused, MAX_REQUEST_OPTIONS, RequestBroker } from '../../src/runtime/turn/requests.ts';
 
 const call = (name: string, callId: string, args: unknown) => ({ name, arguments: JSON.stringify(args), callId });
 

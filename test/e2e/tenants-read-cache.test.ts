@@ -5,7 +5,7 @@ import { waitForTenantTurn, type TenantClient, type TenantServer } from '../tena
 import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 
 /*
- * Session reads are answered from a cache of response bodies (runtime/session-read-cache.ts).
+ * Session reads are answered from a cache of response bodies (runtime/session/session-read-cache.ts).
  * The attack: another tenant asks the very URL whose answer was just cached for alice.
  */
 describe('cached session reads stay with their tenant (PostgreSQL, a database and role each)', () => {

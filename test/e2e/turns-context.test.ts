@@ -2,12 +2,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
 import { breakHistoryInserts } from '../support/storage-faults.ts';
-import { startHarness, type Harness } from '../runtime/history-support.ts';
-import { loadModelContext } from '../../src/runtime/model-context.ts';
-import { HISTORY_NOT_STORED } from '../../src/runtime/turn-runner.ts';
+import { startHarness, type Harness } from '../runtime/session/history-support.ts';
+import { loadModelContext } from '../../src/runtime/context/model-context.ts';
+import { HISTORY_NOT_STORED } from '../../src/runtime/turn/turn-runner.ts';
 
 /*
- * The model context a turn sends comes from memory (runtime/model-context-cache.ts) after the
+ * The model context a turn sends comes from memory (runtime/context/model-context-cache.ts) after the
  * session's first turn: each turn's first model request must carry exactly what a cold load of the
  * stored history gives, then the turn's user message, whatever the session went through.
  */

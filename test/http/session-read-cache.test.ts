@@ -7,7 +7,7 @@ import { useServerOnFakeProvider } from '../support/harness.ts';
 
 /*
  * GET /v1/sessions/:id and GET /v1/sessions answer from a cache of response bodies
- * (runtime/session-read-cache.ts). Each test first reads what it will change twice (so the
+ * (runtime/session/session-read-cache.ts). Each test first reads what it will change twice (so the
  * answer is cached), then writes, then reads again: a cache that a write forgot would answer the
  * old body.
  */

@@ -7,7 +7,7 @@ import { addSessionUsage, deleteSessionCascade, findSession, insertSession, list
 import { appendHistoryEntry } from '../../src/store/history.ts';
 import { insertForkedSession } from '../../src/store/fork.ts';
 import { buildHistoryEntry } from '../../src/domain/history-entry.ts';
-import { SessionReadCache } from '../../src/runtime/session-read-cache.ts';
+import { SessionReadCache } from '../../src/runtime/session/session-read-cache.ts';
 import { nowIso } from '../../src/domain/ids.ts';
 
 const BOUNDARY = 'default';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventLog } from '../../src/runtime/event-log.ts';
+import { EventLog } from '../../src/events/event-log.ts';
 
 describe('agentd_events_dropped_total at its source', () => {
   it('is told once per reset of a subscriber too slow to keep up, not per frame dropped, and never for one that keeps up', () => {

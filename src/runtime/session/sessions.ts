@@ -1,0 +1,147 @@
+import { ApiError } from '../../domain/errors.ts';
+import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
+import { canonicalizeInside, isDirectory } from '../../workspace/paths.ts';
+import { checkoutDirectory, resolveRepositorySource } from '../../workspace/checkout.ts';
+import { findModel } from '../../config/catalog.ts';
+import type { Effort } from '../../agent/providers/types.ts';
+import type { CatalogModel } from '../../config/models-file.ts';
+import type { CreateSessionBody, PatchSessionBody } from '../../api/schemas.ts';
+import * as sessionsTable from '../../store/sessions.ts';
+import type { SessionRecord, ArchiveFilter, SessionCursor } from '../../store/sessions.ts';
+import type { Boundary } from '../boundary.ts';
+import type { RepositorySetups } from './setup.ts';
+import { SessionReadCache } from './session-read-cache.ts';
+
+export const UNTITLED = 'New session';
+
+/** Session rules of CONTRACT.md §4 over the store. */
+export class SessionService {
+  /** the boundary's response bodies of session reads, until a session row is written */
+  readonly readCache = new SessionReadCache();
+
+  constructor(
+    private readonly boundary: Boundary,
+    /** true when the session has a queued, running or waiting turn */
+    private readonly isBusy: (sessionId: string) => boolean,
+    private readonly setups: RepositorySetups,
+    /** the session and its history are gone: whatever the runtime keeps of them goes too */
+    private readonly onDeleted: (sessionId: string) => void = () => {},
+  ) {}
+
+  async create(body: CreateSessionBody): Promise<SessionRecord> {
+    if (body.repository && body.cwd !== undefined) {
+      throw new ApiError('repository_with_cwd', 'give either cwd or repository, not both');
+    }
+    const model = this.resolveModel(body.model);
+    const effort = resolveEffort(model, body.effort);
+    const id = uuidv7();
+    const roots = this.boundary.workspaceRoots;
+    const repository = body.repository ? resolveRepositorySource(body.repository, roots) : null;
+    const cwd = repository ? checkoutDirectory(roots, id) : this.resolveCwd(body.cwd);
+    const now = nowIso();
+    const session: SessionRecord = {
+      id,
+      createdAt: now,
+      updatedAt: now,
+      provider: model.provider,
+      connection: model.connection,
+      model: model.id,
+      transportModel: model.transportModel,
+      dialect: model.dialect,
+      cwd,
+      effort,
+      title: body.title ?? UNTITLED,
+      titleIsManual: body.title !== undefined,
+      archived: false,
+      usage: { input: 0, output: 0, cached: 0 },
+      repository: body.repository ? { url: body.repository.url, ref: body.repository.ref ?? null } : null,
+      ownsCheckout: repository !== null,
+      planMode: false,
+      allowances: [],
+    };
+    await sessionsTable.insertSession(this.boundary.db, this.boundary.id, session);
+    // Not awaited: the client hears of the checkout through session.setup.* events.
+    if (repository) this.setups.start(session, repository);
+    return session;
+  }
+
+  async get(rawId: string): Promise<SessionRecord> {
+    const id = normalizeUuid(rawId);
+    const session = id ? await sessionsTable.findSession(this.boundary.db, this.boundary.id, id) : null;
+    if (!session) throw new ApiError('session_not_found', 'no such session');
+    return session;
+  }
+
+  list(options: { archive: ArchiveFilter; limit: number; after: SessionCursor | null }) {
+    return sessionsTable.listSessions(this.boundary.db, this.boundary.id, options);
+  }
+
+  async patch(rawId: string, body: PatchSessionBody): Promise<SessionRecord> {
+    const fields = Object.keys(body);
+    if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title or archived');
+    if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title or archived per request');
+    const session = await this.get(rawId);
+    const id = session.id;
+    this.requireIdle(id);
+    const updatedAt = nowIso();
+    if (body.title !== undefined) {
+      await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { title: body.title, titleIsManual: true, updatedAt });
+      return { ...session, title: body.title, titleIsManual: true, updatedAt };
+    }
+    await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { archived: body.archived, updatedAt });
+    return { ...session, archived: body.archived!, updatedAt };
+  }
+
+  async delete(rawId: string): Promise<void> {
+    const session = await this.get(rawId);
+    const id = session.id;
+    this.requireIdle(id);
+    const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
+    if (!deleted) throw new ApiError('session_not_found', 'no such session');
+    this.onDeleted(id);
+    // A fork works in its parent's checkout: the checkout passes to it instead of disappearing.
+    const heir = session.ownsCheckout ? await sessionsTable.findSessionByCwd(this.boundary.db, this.boundary.id, session.cwd) : null;
+    if (heir) await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, heir.id, { ownsCheckout: true });
+    await this.setups.remove(session, heir !== null);
+  }
+
+  /** A session whose checkout is still being made cannot be forked yet (its turns wait; a fork's could not). */
+  requireSetupFinished(session: SessionRecord): void {
+    if (this.setups.isSettingUp(session.id)) throw new ApiError('session_busy', 'the session\'s repository checkout is still running');
+  }
+
+  requireIdle(id: string): void {
+    if (this.isBusy(id)) throw new ApiError('session_busy', 'the session has an active turn');
+  }
+
+  resolveModel(id: string | undefined): CatalogModel {
+    const catalog = this.boundary.catalog;
+    if (id === undefined) {
+      const fallback = catalog.defaultModelId ? findModel(catalog, catalog.defaultModelId) : undefined;
+      if (!fallback) throw new ApiError('model_catalog_empty', 'no model is configured');
+      return fallback;
+    }
+    const model = findModel(catalog, id);
+    if (!model) throw new ApiError('model_not_available', `model "${id}" is not in the catalog`);
+    return model;
+  }
+
+  /** Absent: the first root; relative: joined to it; must exist, be a directory, and lie inside a root. */
+  resolveCwd(requested: string | undefined): string {
+    const roots = this.boundary.workspaceRoots;
+    if (requested === undefined) return roots[0];
+    if (requested.includes('\0')) throw new ApiError('invalid_workspace', 'cwd contains a NUL byte');
+    const located = canonicalizeInside(roots, requested, roots[0]);
+    if (located.location === 'outside') throw new ApiError('workspace_not_allowed', 'cwd is outside every allowed workspace root');
+    if (!located.exists || !isDirectory(located.resolved)) throw new ApiError('invalid_workspace', 'cwd is not an existing directory');
+    return located.resolved;
+  }
+}
+
+export function resolveEffort(model: CatalogModel, requested: Effort | undefined): Effort {
+  if (requested === undefined) return model.defaultEffort;
+  if (!model.efforts.includes(requested)) {
+    throw new ApiError('invalid_effort', `model "${model.id}" supports effort ${model.efforts.join(', ')}`);
+  }
+  return requested;
+}

@@ -1,0 +1,86 @@
+import type { TurnRecord } from '../../store/turns.ts';
+import type { SessionRecord } from '../../store/sessions.ts';
+import type { DecodedAttachments } from '../../workspace/attachments.ts';
+import { TerminalTurnCache } from './terminal-cache.ts';
+import { TurnAgents } from './turn-agents.ts';
+import type { AgentRecord } from '../../domain/projection.ts';
+
+/** A turn between its reservation and its terminal state, as this process holds it. */
+export interface ActiveTurn {
+  /** the newest truth about the turn; only the turn runner replaces it, one transition at a time */
+  record: TurnRecord;
+  readonly session: SessionRecord;
+  readonly attachments: DecodedAttachments;
+  readonly abort: AbortController;
+  /** the turn's child agents (spawn_agent) */
+  readonly agents: TurnAgents;
+  /** settles when the turn is terminal and durable */
+  readonly finished: Promise<void>;
+}
+
+/**
+ * The turns of one boundary that are active in this process (at most one per session), and the
+ * newest terminal ones (SPEC.md §8: the latest 1,000).
+ */
+export class ActiveTurns {
+  private readonly bySession = new Map<string, ActiveTurn>();
+  private readonly byId = new Map<string, ActiveTurn>();
+  private readonly finishers = new WeakMap<ActiveTurn, () => void>();
+  private readonly terminal = new TerminalTurnCache(1000);
+  /** the child agents of the terminal turns above, forgotten with them (same insertions, same capacity) */
+  private readonly terminalAgents = new Map<string, TurnAgents>();
+
+  /** Holds a new turn; the caller has checked that its session is idle. */
+  reserve(record: TurnRecord, session: SessionRecord, attachments: DecodedAttachments): ActiveTurn {
+    let markFinished!: () => void;
+    const finished = new Promise<void>((resolve) => (markFinished = resolve));
+    const turn: ActiveTurn = { record, session, attachments, abort: new AbortController(), agents: new TurnAgents(), finished };
+    this.finishers.set(turn, markFinished);
+    this.bySession.set(session.id, turn);
+    this.byId.set(record.id, turn);
+    return turn;
+  }
+
+  /** Forgets a turn whose reservation never became durable. */
+  drop(turn: ActiveTurn): void {
+    if (this.bySession.get(turn.session.id) === turn) this.bySession.delete(turn.session.id);
+    this.byId.delete(turn.record.id);
+  }
+
+  /** The turn is terminal and durable: it leaves the active set for the terminal cache. */
+  release(turn: ActiveTurn): void {
+    this.drop(turn);
+    this.terminal.add({ ...turn.record });
+    this.terminalAgents.delete(turn.record.id);
+    this.terminalAgents.set(turn.record.id, turn.agents);
+    if (this.terminalAgents.size > this.terminal.capacity) this.terminalAgents.delete(this.terminalAgents.keys().next().value!);
+    this.finishers.get(turn)?.();
+  }
+
+  get(id: string): ActiveTurn | undefined {
+    return this.byId.get(id);
+  }
+
+  ofSession(sessionId: string): ActiveTurn | undefined {
+    return this.bySession.get(sessionId);
+  }
+
+  isBusy(sessionId: string): boolean {
+    return this.bySession.has(sessionId);
+  }
+
+  /** A copy of the turn's record: active, or among the newest terminal ones. */
+  recordOf(id: string): TurnRecord | undefined {
+    const active = this.byId.get(id);
+    return active ? { ...active.record } : this.terminal.get(id);
+  }
+
+  /** The child agents of a turn this process holds (active or among the newest terminal ones). */
+  agentsOf(id: string): AgentRecord[] | undefined {
+    return (this.byId.get(id)?.agents ?? this.terminalAgents.get(id))?.view();
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+}

@@ -1,0 +1,65 @@
+import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
+import type { RequestBroker } from './requests.ts';
+
+/**
+ * What the tools of one agent of a turn may do to the turn: know it, stop with it, and ask a
+ * human. Nothing else of the runtime reaches them. Each agent (the turn's main agent, later each
+ * child agent) gets a port of its own, carrying its agent id.
+ */
+export interface TurnToolPort {
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** null for the turn's main agent */
+  readonly agentId: string | null;
+  /** aborts when the turn is cancelled */
+  readonly signal: AbortSignal;
+  /** publishes a human request and waits for its answer; the turn is `waiting_for_input` meanwhile */
+  askHuman(kind: HumanRequestKind, prompt: string, options: string[]): Promise<HumanDecision>;
+}
+
+/** How the port tells the turn's owner that the turn waits for a human, and that it goes on. */
+export interface WaitingReporter {
+  waiting(): Promise<void>;
+  resumed(): Promise<void>;
+}
+
+export interface ToolPortSources {
+  sessionId: string;
+  turnId: string;
+  agentId: string | null;
+  signal: AbortSignal;
+  requests: RequestBroker;
+  report: WaitingReporter;
+}
+
+export function createToolPort(sources: ToolPortSources): TurnToolPort {
+  const { sessionId, turnId, agentId, signal, requests, report } = sources;
+  return {
+    sessionId,
+    turnId,
+    agentId,
+    signal,
+    async askHuman(kind, prompt, options) {
+      // A cancel that came while an earlier answer was being stored must not leave a request (and
+      // the cancel) waiting forever: an aborted signal never fires 'abort' again.
+      signal.throwIfAborted();
+      let waitingWrite: Promise<void> = Promise.resolve();
+      const answer = requests.ask({ sessionId, turnId, agentId, kind, prompt, options }, () => {
+        waitingWrite = report.waiting();
+        waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
+      });
+      const onAbort = () => requests.cancelTurn(turnId, new Error('cancelled'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      let decision: HumanDecision;
+      try {
+        decision = await answer;
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        // The waiting write lands before the running write or the terminal one, never after them.
+        await waitingWrite;
+      }
+      if (!signal.aborted) await report.resumed();
+      return decision;
+    },
+  };
+}

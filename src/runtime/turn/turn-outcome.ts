@@ -1,0 +1,106 @@
+import { boundEventText } from '../../domain/event-text.ts';
+import { buildHistoryEntry, type HistoryEffect, type NewHistoryEntry } from '../../domain/history-entry.ts';
+import type { TurnTransition } from '../../domain/turn-lifecycle.ts';
+import { AgentLoopFailure, type AgentLoopResult } from '../../agent/loop.ts';
+import { addUsage, telemetryEntries, totalUsage, type AgentRun } from '../../agent/telemetry.ts';
+import { ProviderError, type CanonicalItem, type Usage } from '../../agent/providers/types.ts';
+import type { CatalogModel } from '../../config/models-file.ts';
+import type { TurnOutputRecord, TurnText } from '../../store/turns.ts';
+import { SetupFailed } from '../session/setup.ts';
+
+/** Thrown into a turn's abort signal by a cancel, so the end of the turn reads as `cancelled`. */
+export class TurnCancelled extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'TurnCancelled';
+  }
+}
+
+/** How the execution of a turn ended, before anything of it is stored. */
+export type TurnOutcome =
+  | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number; effect: HistoryEffect }
+  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; usage: Usage | null; mainRun: AgentRun | null };
+
+export function failureOutcome(error: unknown, signal: AbortSignal, durationMs = 0): TurnOutcome {
+  const failure = error instanceof AgentLoopFailure ? error : null;
+  const progress = failure?.progress;
+  const mainRun = progress ? { ...progress, providerTurns: progress.completedSteps, durationMs } : null;
+  const partial = { partialItems: failure?.partialItems ?? [], discardedText: failure?.discardedText ?? [], usage: failure?.usage ?? null, mainRun };
+  if (signal.aborted && signal.reason instanceof TurnCancelled) return { kind: 'cancelled', error: 'cancelled', ...partial };
+  return { kind: 'failed', error: describeFailure(failure ? failure.cause : error), ...partial };
+}
+
+export function describeFailure(cause: unknown): string {
+  if (cause instanceof SetupFailed) return `setup_failed: ${cause.message}`;
+  if (cause instanceof ProviderError) return `provider_error: ${cause.message}`;
+  if (cause instanceof Error) return `internal_error: ${cause.message}`;
+  return 'internal_error';
+}
+
+/** What ending a turn stores: its terminal transition and its history entry. */
+export interface TurnEnding {
+  transition: Extract<TurnTransition<TurnOutputRecord>, { kind: 'complete' | 'fail' | 'cancel' }>;
+  history: NewHistoryEntry;
+}
+
+/**
+ * `children` are the runs of the turn's child agents: their usage counts in the turn's (and so the
+ * session's), and each that made requests has its own telemetry entry after the main agent's.
+ * `model` is the session's model (null when it left the catalog: no entries then).
+ */
+export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, at: string, model: CatalogModel | null, children: readonly AgentRun[] = []): TurnEnding {
+  const origin = { turnId, at, userText: text.userText };
+  const childUsage = totalUsage(children);
+  if (outcome.kind !== 'completed') {
+    const { error, partialItems, discardedText, usage, mainRun } = outcome;
+    const providerTelemetry = telemetryEntries(model, mainRun ? [mainRun, ...children] : children);
+    const history = buildHistoryEntry({ ...origin, usage: addUsage(usage, childUsage) }, { kind: 'failed', error, partialItems, discardedText, providerTelemetry });
+    const transition = outcome.kind === 'cancelled' ? { kind: 'cancel' as const, at, error } : { kind: 'fail' as const, at, error };
+    return { transition, history };
+  }
+  const { result } = outcome;
+  const mainRun: AgentRun = {
+    reportedModel: result.reportedModel,
+    usage: result.usage,
+    durationMs: outcome.durationMs,
+    apiDurationMs: result.apiDurationMs,
+    stopReason: result.stopReason,
+    providerTurns: result.steps,
+  };
+  const history = buildHistoryEntry(
+    { ...origin, usage: addUsage(result.usage, childUsage) },
+    {
+      kind: 'answered',
+      effect: outcome.effect,
+      assistantText: result.assistantText,
+      responseId: result.responseId,
+      items: result.items,
+      discardedText: result.discardedText,
+      providerTelemetry: telemetryEntries(outcome.model, [mainRun, ...children]),
+    },
+  );
+  return { transition: { kind: 'complete', at, output: turnOutput(result) }, history };
+}
+
+/** The turn's output: the answer bounded like event text (the history entry keeps all of it). */
+function turnOutput(result: AgentLoopResult): TurnOutputRecord {
+  const text = result.assistantText === null ? null : boundEventText(result.assistantText);
+  return {
+    responseId: result.responseId,
+    assistantText: text?.text ?? null,
+    assistantTextTruncated: text?.truncated ?? false,
+    completion: { ...result.completion, reasoningTokens: result.usage?.reasoningTokens ?? null },
+  };
+}
+
+/** The payload of `agent.turn.finished`: the answer as the turn stores it, before it is stored. */
+export function agentFinishedPayload(result: AgentLoopResult, output: TurnOutputRecord) {
+  const usage = result.usage;
+  return {
+    responseId: result.responseId,
+    assistantText: output.assistantText,
+    assistantTextTruncated: output.assistantTextTruncated,
+    usage: usage ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedTokens: usage.cachedTokens } : null,
+    completion: output.completion,
+  };
+}

@@ -1,0 +1,327 @@
+import type { Logger } from 'pino';
+import { nowIso } from '../../domain/ids.ts';
+import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } from '../../domain/turn-lifecycle.ts';
+import { runAgentLoop, type ToolCall, type ToolCallResult } from '../../agent/loop.ts';
+import { DEFAULT_RETRY } from '../../agent/model-step.ts';
+import { codingInstructions } from '../../agent/instructions.ts';
+import type { ProviderAdapter, ToolSpec } from '../../agent/providers/types.ts';
+import { findModel } from '../../config/catalog.ts';
+import type { CatalogModel } from '../../config/models-file.ts';
+import { finalizeTurn } from '../../store/finalize.ts';
+import { storeTerminalTurn } from '../../store/eventual-turn-write.ts';
+import { readTurnText, updateTurn, type TurnRecord, type TurnText } from '../../store/turns.ts';
+import type { SessionRecord } from '../../store/sessions.ts';
+import { userMessageItem, writeTurnFiles } from '../../workspace/attachments.ts';
+import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
+import type { ModelContextCache } from '../context/model-context-cache.ts';
+import type { Boundary } from '../boundary.ts';
+import { prepareTurnContext } from '../context/compaction.ts';
+import type { EventHub } from '../event-hub.ts';
+import type { RequestBroker } from './requests.ts';
+import type { Job, Scheduler } from './scheduler.ts';
+import { UNTITLED } from '../session/sessions.ts';
+import type { RepositorySetups } from '../session/setup.ts';
+import { createToolPort, type TurnToolPort } from './tool-port.ts';
+import { streamEventListener } from './turn-events.ts';
+import { agentFinishedPayload, endingOf, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
+import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
+import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
+import { instrumentedAdapter } from '../../telemetry/model-requests.ts';
+import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tracing.ts';
+
+export const MAX_AGENT_STEPS = 50;
+export const HISTORY_NOT_STORED = 'internal_error: the history of this turn could not be stored';
+
+/** What an agent of a turn needs to call tools. */
+export interface TurnTools {
+  specs(): ToolSpec[];
+  execute(call: ToolCall): Promise<ToolCallResult>;
+  planMode(): boolean;
+}
+
+/** Everything one agent's tools may use: the boundary, the session, the event hub and the agent's port. */
+export interface TurnToolScope {
+  boundary: Boundary;
+  hub: EventHub;
+  session: SessionRecord;
+  port: TurnToolPort;
+}
+
+/** Builds the tools of one agent (policy, approvals, execution); the composition root supplies it. */
+export type TurnToolsFactory = (scope: TurnToolScope) => Promise<TurnTools>;
+
+export interface TurnRunnerDeps {
+  boundary: Boundary;
+  hub: EventHub;
+  active: ActiveTurns;
+  /** the boundary's model contexts: read at a turn's start, extended by its end */
+  contexts: ModelContextCache;
+  /** shared by every boundary of the process: it holds the global running and queued limits */
+  scheduler: Scheduler;
+  requests: RequestBroker;
+  setups: RepositorySetups;
+  adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
+  toolsFor: TurnToolsFactory;
+  logger: Logger;
+  /** metrics and traces of turns; nothing is recorded without it */
+  telemetry?: RuntimeTelemetry;
+}
+
+interface SchedulerSlot {
+  job: Job;
+  /** the scheduler admitted the turn: it holds a running slot until it ends */
+  admitted: boolean;
+  /** for agentd_turn_duration_seconds: from the stored `queued` row to the terminal state */
+  enqueuedMs: number;
+  /** the span of the request that submitted the turn: the turn's span is its child */
+  traceParent: TraceParent | undefined;
+}
+
+/**
+ * Owns every turn of a boundary from the moment it is durably queued to its terminal write: it
+ * queues it with the scheduler, runs it when admitted, cancels it, and is the only writer of its
+ * status, each change a transition of domain/turn-lifecycle.ts whose event it publishes.
+ */
+export class TurnRunner {
+  private readonly slots = new Map<ActiveTurn, SchedulerSlot>();
+  private readonly telemetry: RuntimeTelemetry;
+  /** the tenant label of turn and token metrics: none in single-user mode */
+  private readonly tenant: string | undefined;
+
+  constructor(private readonly deps: TurnRunnerDeps) {
+    this.telemetry = deps.telemetry ?? NO_TELEMETRY;
+    this.tenant = deps.boundary.id === DEFAULT_BOUNDARY_ID ? undefined : deps.boundary.id;
+  }
+
+  /**
+   * A turn whose `queued` row is stored: published, then admitted or, when a queue is full, failed.
+   * The answer is the record to show its submitter: queued, or failed.
+   */
+  async enqueue(turn: ActiveTurn, traceParent?: TraceParent): Promise<TurnRecord> {
+    const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false, enqueuedMs: performance.now(), traceParent };
+    this.slots.set(turn, slot);
+    this.deps.hub.emit('turn.queued', turn.session.id, turn.record.id, {});
+    const admission = this.deps.scheduler.enqueue(slot.job);
+    // An admitted turn changes its record only after an await of its own: this is still `queued`.
+    if (admission === 'queued') return { ...turn.record };
+    const error = admission === 'queue_full' ? 'turn_queue_full: the server queue is full' : 'tenant_turn_queue_full: the tenant queue is full';
+    await this.endWithoutRunning(turn, { kind: 'fail', at: nowIso(), error });
+    return { ...turn.record };
+  }
+
+  /** Resolves once the turn is cancelled (or ended otherwise first) and durable. */
+  async cancel(turn: ActiveTurn): Promise<void> {
+    const slot = this.slots.get(turn);
+    if (slot && !slot.admitted && this.deps.scheduler.remove(slot.job)) {
+      await this.endWithoutRunning(turn, { kind: 'cancel', at: nowIso(), error: null });
+      return;
+    }
+    turn.abort.abort(new TurnCancelled());
+    await turn.finished;
+  }
+
+  /** The port through which one agent's tools ask a human; child agents get their own agent id. */
+  portFor(turn: ActiveTurn, agentId: string | null): TurnToolPort {
+    return createToolPort({
+      sessionId: turn.session.id,
+      turnId: turn.record.id,
+      agentId,
+      signal: turn.abort.signal,
+      requests: this.deps.requests,
+      report: {
+        waiting: () => this.report(turn, { kind: 'wait' }),
+        resumed: () => (this.deps.requests.hasPending(turn.record.id) ? Promise.resolve() : this.report(turn, { kind: 'resume' })),
+      },
+    });
+  }
+
+  private start(turn: ActiveTurn, slot: SchedulerSlot): void {
+    slot.admitted = true;
+    this.traced(turn, slot).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
+  }
+
+  /** The run inside the turn's span, from admission to the terminal state: model and tool spans are its children. */
+  private traced(turn: ActiveTurn, slot: SchedulerSlot): Promise<void> {
+    const { tracing } = this.telemetry;
+    if (!tracing.enabled) return this.run(turn);
+    const attributes = turnAttributes(turn.session.id, turn.record.id, this.tenant);
+    return tracing.withSpan(
+      spanNames.turn,
+      attributes,
+      async (span) => {
+        await this.run(turn);
+        span.setAttributes({ 'agentd.turn.status': turn.record.status });
+      },
+      { parent: slot.traceParent },
+    );
+  }
+
+  private async run(turn: ActiveTurn): Promise<void> {
+    const { signal } = turn.abort;
+    // The turn stays `queued` (no turn.started) until the session's repository setup has finished,
+    // although it already holds a running slot of the scheduler.
+    try {
+      await this.deps.setups.ready(turn.session, signal);
+    } catch (error) {
+      await this.finish(turn, failureOutcome(error, signal), await this.wholeText(turn));
+      return;
+    }
+    let text: TurnText | null = null;
+    let outcome: TurnOutcome;
+    const startedMs = performance.now();
+    try {
+      this.advance(turn, { kind: 'start', at: nowIso() });
+      text = await this.wholeText(turn);
+      outcome = await this.execute(turn, text);
+    } catch (error) {
+      outcome = failureOutcome(error, signal, performance.now() - startedMs);
+      if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, error: outcome.error }, 'turn failed');
+    }
+    await this.finish(turn, outcome, text ?? (await this.wholeText(turn)));
+  }
+
+  /** The agent loop of a started turn (or the `/compact` or `/clear` command it is). */
+  private async execute(turn: ActiveTurn, text: TurnText): Promise<TurnOutcome> {
+    const { boundary, hub } = this.deps;
+    const { session, record } = turn;
+    const startedMs = performance.now();
+    const model = findModel(boundary.catalog, session.model);
+    if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
+    const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
+    try {
+      // The model sees the workspace as the tools do: guest paths in a sandbox.
+      const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
+      const adapter = instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry);
+      const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: boundary.tools.viewOf(session.cwd).cwd, planMode });
+      const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
+      const { AgentSupervisor } = await agentsModule();
+      const agents = new AgentSupervisor({
+        hub, session, turnId: record.id, model, adapter, agents: turn.agents, signal: turn.abort.signal, maxSteps: MAX_AGENT_STEPS, retry,
+        toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port }),
+        portFor: (agentId) => this.portFor(turn, agentId),
+        instructions: instructionsFor,
+      });
+      const tools = agents.withSpawnAgent(await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null) }), null);
+      hub.emit('agent.turn.started', session.id, record.id, {});
+      const instructions = () => instructionsFor(tools.planMode());
+      // `/compact` and `/clear` end here; a context too large for the window is compacted first.
+      const prepared = await prepareTurnContext({ db: boundary.db, contexts: this.deps.contexts, hub, adapter, retry }, turn, { model, instructions: instructions(), userItem, tools: tools.specs() });
+      const result =
+        prepared.command?.result ??
+        (await runAgentLoop({
+          adapter,
+          transportModel: model.transportModel,
+          effort: session.effort === 'none' ? null : session.effort,
+          maxOutputTokens: model.maxOutputTokens ?? undefined,
+          instructions,
+          context: prepared.context,
+          userItem,
+          tools: () => tools.specs(),
+          executeTool: (call) => tools.execute(call),
+          listener: streamEventListener(hub, session.id, record.id),
+          signal: turn.abort.signal,
+          maxSteps: MAX_AGENT_STEPS,
+          retry,
+          runsConcurrently: agents.runsConcurrently,
+        }));
+      return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
+    } finally {
+      await files.cleanup().catch(() => {});
+    }
+  }
+
+  /** The turn's whole text: the in-memory record holds it unless it was bounded, then the row does. */
+  private async wholeText(turn: ActiveTurn): Promise<TurnText> {
+    const { record } = turn;
+    const bounded = { input: record.input, userText: record.userText };
+    if (!record.inputTruncated) return bounded;
+    return (await readTurnText(this.deps.boundary.db, record.id).catch(() => null)) ?? bounded;
+  }
+
+  /** running ↔ waiting_for_input; a turn already there, or already ending, stays as it is. */
+  private async report(turn: ActiveTurn, transition: { kind: 'wait' | 'resume' }): Promise<void> {
+    if (canApply(turn.record.status, transition.kind)) this.advance(turn, transition);
+  }
+
+  /**
+   * A transition short of the end (start, wait, resume): the live record changes and its event is
+   * published; the row keeps `queued` until the terminal write, which carries startedAt. Nothing
+   * reads an active turn's row for its status: GET, list and idempotency answer it from memory
+   * (TurnService), and start-up recovery fails queued, running and waiting rows alike as
+   * `interrupted` (CONTRACT.md §5), so storing these states would promise nothing.
+   */
+  private advance(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): void {
+    const step = applyTurnTransition(turn.record, transition);
+    turn.record = step.record;
+    if (step.event) this.deps.hub.emit(step.event.type, turn.session.id, step.record.id, step.event.data);
+  }
+
+  /**
+   * Ends an executed turn in one transaction: its history entry, its terminal state and the
+   * session's usage, title and updatedAt. When that cannot be stored, the turn fails saying so and
+   * keeps its output (the bounded answer), stored with the failure when that much can be.
+   */
+  private async finish(turn: ActiveTurn, outcome: TurnOutcome, text: TurnText): Promise<void> {
+    const { boundary, hub, logger } = this.deps;
+    const { session } = turn;
+    const at = nowIso();
+    const ending = endingOf(outcome, turn.record.id, text, at, findModel(boundary.catalog, session.model) ?? null, turn.agents.childRuns());
+    let step = applyTurnTransition(turn.record, ending.transition);
+    if (outcome.kind === 'completed' && step.record.output) {
+      hub.emit('agent.turn.finished', session.id, step.record.id, agentFinishedPayload(outcome.result, step.record.output));
+    }
+    const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(text.input) : null;
+    try {
+      const changes = { sessionId: session.id, updatedAt: at, derivedTitle };
+      const record = step.record;
+      await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index }));
+    } catch (error) {
+      logger.error({ err: error, turnId: step.record.id }, 'could not store the turn\'s history');
+      step = applyTurnTransition(turn.record, { kind: 'fail', at, error: HISTORY_NOT_STORED, output: step.record.output });
+      await storeTerminalTurn(boundary.db, step.record, logger);
+    }
+    if (ending.history.usage) this.telemetry.metrics.tokensUsed(ending.history.usage, this.tenant);
+    this.settle(turn, step);
+  }
+
+  /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */
+  private async endWithoutRunning(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): Promise<void> {
+    const step = applyTurnTransition(turn.record, transition);
+    try {
+      await updateTurn(this.deps.boundary.db, step.record);
+    } finally {
+      this.settle(turn, step);
+    }
+  }
+
+  /**
+   * The terminal state is durable (or could not be made so): only now does the live record turn
+   * terminal, so nobody sees a terminal status while the session still counts as busy.
+   */
+  private settle(turn: ActiveTurn, step: TurnStep<TurnRecord>): void {
+    turn.record = step.record;
+    if (step.event) this.deps.hub.emit(step.event.type, turn.session.id, step.record.id, step.event.data);
+    const slot = this.slots.get(turn);
+    this.slots.delete(turn);
+    if (slot) this.telemetry.metrics.turnFinished(step.record.status, (performance.now() - slot.enqueuedMs) / 1000, this.tenant);
+    this.deps.active.release(turn);
+    if (slot?.admitted) this.deps.scheduler.finished(slot.job);
+  }
+}
+
+export function deriveTitle(input: string): string | null {
+  const firstLine = input.trim().split('\n')[0]?.trim() ?? '';
+  if (!firstLine) return null;
+  return firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;
+}
+
+let loadingAgents: Promise<typeof import('./agents.ts')> | null = null;
+
+/**
+ * Child agents (spawn_agent) load with the first turn, like the tools themselves. The module's
+ * promise is kept: an `import()` of a loaded module still walks the ESM loader on every turn.
+ */
+function agentsModule(): Promise<typeof import('./agents.ts')> {
+  loadingAgents ??= import('./agents.ts');
+  return loadingAgents;
+}

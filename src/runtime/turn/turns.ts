@@ -1,0 +1,127 @@
+import { ApiError } from '../../domain/errors.ts';
+import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
+import type { CreateTurnBody } from '../../api/schemas.ts';
+import * as turnsTable from '../../store/turns.ts';
+import type { TurnRecord } from '../../store/turns.ts';
+import { decodeAttachments, inputDigest } from '../../workspace/attachments.ts';
+import type { Boundary } from '../boundary.ts';
+import type { ActiveTurns } from './active-turns.ts';
+import type { SessionService } from '../session/sessions.ts';
+import type { TurnRunner } from './turn-runner.ts';
+import type { AgentRecord } from '../../domain/projection.ts';
+import type { TraceParent } from '../../telemetry/tracing.ts';
+
+/**
+ * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
+ * stored, the turn runner owns it; this service only asks the runner to queue or cancel it.
+ */
+export class TurnService {
+  constructor(
+    private readonly boundary: Boundary,
+    private readonly sessions: SessionService,
+    private readonly active: ActiveTurns,
+    private readonly runner: TurnRunner,
+  ) {}
+
+  /** Whether this process still holds the turn's in-memory state (active or among the newest terminal). */
+  holds(id: string): boolean {
+    return this.active.recordOf(id) !== undefined;
+  }
+
+  /** The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds it. */
+  async agents(rawId: string): Promise<AgentRecord[]> {
+    const turn = await this.get(rawId);
+    const agents = this.active.agentsOf(turn.id);
+    if (!agents) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
+    return agents;
+  }
+
+  /** `traceParent`: the submitting request's span, so the turn's span continues its trace. */
+  async submit(rawSessionId: string, body: CreateTurnBody, traceParent?: TraceParent): Promise<TurnRecord> {
+    const session = await this.sessions.get(rawSessionId);
+    const digest = inputDigest(body.input, body.images, body.files);
+    const clientRequestId = body.clientRequestId?.toLowerCase();
+    if (clientRequestId) {
+      const existing = this.activeWithClientRequestId(session.id, clientRequestId) ?? (await turnsTable.findTurnByClientRequestId(this.boundary.db, session.id, clientRequestId));
+      if (existing) return this.replayIdempotent(existing, digest);
+    }
+    if (body.input.trim() === '' && !(body.images?.length)) throw new ApiError('empty_input', 'input is blank and there is no image');
+    const attachments = decodeAttachments(body.images, body.files);
+
+    // From here to the reservation there is no await: one active turn per session.
+    if (clientRequestId) {
+      const raced = this.activeWithClientRequestId(session.id, clientRequestId);
+      if (raced) return this.replayIdempotent(raced, digest);
+    }
+    if (this.active.isBusy(session.id)) throw new ApiError('session_busy', 'the session has an active turn');
+    const id = uuidv7();
+    const text = { input: body.input, userText: body.input };
+    const record: TurnRecord = {
+      id,
+      boundaryId: this.boundary.id,
+      sessionId: session.id,
+      clientRequestId: clientRequestId ?? id,
+      inputDigest: digest,
+      status: 'queued',
+      createdAt: nowIso(),
+      startedAt: null,
+      finishedAt: null,
+      error: null,
+      // Only the row keeps the whole text; the runner reads it back when it was cut here.
+      ...turnsTable.boundTurnText(text),
+      output: null,
+    };
+    const turn = this.active.reserve(record, session, attachments);
+    try {
+      await turnsTable.insertTurn(this.boundary.db, record, text);
+    } catch (error) {
+      this.active.drop(turn);
+      if (clientRequestId) {
+        const existing = await turnsTable.findTurnByClientRequestId(this.boundary.db, session.id, clientRequestId);
+        if (existing) return this.replayIdempotent(existing, digest);
+      }
+      throw error;
+    }
+    return this.runner.enqueue(turn, traceParent);
+  }
+
+  async get(rawId: string): Promise<TurnRecord> {
+    const id = normalizeUuid(rawId);
+    if (id) {
+      const held = this.active.recordOf(id) ?? (await turnsTable.findTurn(this.boundary.db, this.boundary.id, id));
+      if (held) return held;
+    }
+    throw new ApiError('turn_not_found', 'no such turn');
+  }
+
+  async list(rawSessionId: string | null): Promise<TurnRecord[]> {
+    const sessionId = rawSessionId === null ? null : (normalizeUuid(rawSessionId) ?? rawSessionId);
+    const stored = await turnsTable.listTurns(this.boundary.db, this.boundary.id, sessionId, 200);
+    // The record this process holds is the newest truth: an active turn's row says `queued` until
+    // its terminal write, and a turn that ended during the read is in the terminal cache.
+    return stored.map((record) => this.active.recordOf(record.id) ?? record);
+  }
+
+  /** Queued, running or waiting becomes cancelled; the answer is the final, durable record. */
+  async cancel(rawId: string): Promise<TurnRecord> {
+    const record = await this.get(rawId);
+    const active = this.active.get(record.id);
+    if (!active) return record;
+    await this.runner.cancel(active);
+    return this.get(record.id);
+  }
+
+  async cancelAll(): Promise<void> {
+    await Promise.all(this.active.ids().map((id) => this.cancel(id).catch(() => undefined)));
+  }
+
+  private activeWithClientRequestId(sessionId: string, clientRequestId: string): TurnRecord | undefined {
+    const active = this.active.ofSession(sessionId);
+    return active && active.record.clientRequestId === clientRequestId ? active.record : undefined;
+  }
+
+  private replayIdempotent(existing: TurnRecord, digest: string): TurnRecord {
+    if (existing.inputDigest !== digest) throw new ApiError('idempotency_conflict', 'this clientRequestId was used with a different input');
+    return this.active.recordOf(existing.id) ?? { ...existing };
+  }
+}
