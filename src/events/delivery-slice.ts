@@ -3,7 +3,7 @@
  * is spent, the rest waits for the next turn (the end of this pass, pass-end.ts), so requests and
  * timers still run while a thousand subscribers are fed.
  */
-import { resumeAtPassEnd } from './pass-end.ts';
+import type { PassEnd } from './pass-end.ts';
 
 /** The longest delivery holds the event loop before letting requests and timers run. */
 const SLICE_MS = 10;
@@ -15,13 +15,16 @@ export class DeliverySlice {
   private startedAt = 0;
   private over = false;
   private waiting: (() => void)[] = [];
+  private readonly renew = (): void => this.nextTurn();
+
+  constructor(private readonly passEnd: PassEnd) {}
 
   /** Counts one delivery; the first of a turn starts the slice and books its end. */
   countDelivery(): void {
     this.writes += 1;
     if (this.writes > 1) return;
     this.startedAt = performance.now();
-    resumeAtPassEnd(() => this.nextTurn());
+    this.passEnd.resume(this.renew);
   }
 
   get spent(): boolean {

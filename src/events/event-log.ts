@@ -17,6 +17,8 @@
 import { REPLAY_RESET_FRAME, formatEventFrame, isValidEventType } from './sse-frame.ts';
 import { Subscriber } from './event-subscriber.ts';
 import { DeliverySlice } from './delivery-slice.ts';
+import { PassEnd } from './pass-end.ts';
+import { FrameBatch } from './frame-batch.ts';
 
 export { KEEP_ALIVE_FRAME, REPLAY_RESET_FRAME } from './sse-frame.ts';
 
@@ -93,7 +95,11 @@ export class EventLog {
   private backlogHead = 0;
   /** Where the fan-out of the oldest pending event stopped when it yielded. */
   private fanOutPosition: Iterator<Subscriber> | null = null;
-  private readonly slice = new DeliverySlice();
+  /** The end of each event-loop pass, where put-off fan-out resumes and then held frames leave. */
+  readonly passEnd = new PassEnd();
+  /** The frames written to this log's event streams during a pass, sent as one chunk each at its end. */
+  readonly frameBatch = new FrameBatch(this.passEnd);
+  private readonly slice = new DeliverySlice(this.passEnd);
   private fanOutDeferred = false;
   private readonly resumeFanOut = (): void => {
     this.fanOutDeferred = false;

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { flushAtPassEnd } from './pass-end.ts';
+import type { PassEnd } from './pass-end.ts';
 
 /** The longest a stream's frames are held in a long pass (a saturated fan-out) before they leave. */
 const HOLD_MS = 2;
@@ -31,6 +31,8 @@ export class FrameBatch {
     this.held.clear();
   };
 
+  constructor(private readonly passEnd: PassEnd) {}
+
   /** Takes one frame for `response`; false when the stream needs to drain before it takes more. */
   write(response: ServerResponse, frame: string): boolean {
     if (this.held.size > 0 && ++this.frames % FRAMES_PER_CLOCK_READ === 0 && performance.now() - this.heldSince > HOLD_MS) this.flush();
@@ -43,7 +45,7 @@ export class FrameBatch {
     // after an early flush, finds nothing or the frames held since).
     if (this.held.size === 0) {
       this.heldSince = performance.now();
-      flushAtPassEnd(this.flush);
+      this.passEnd.flush(this.flush);
     }
     this.held.set(response, frames);
     return !response.writableNeedDrain;

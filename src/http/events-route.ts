@@ -2,12 +2,9 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { KEEP_ALIVE_FRAME, type EventLog } from '../events/event-log.ts';
-import { FrameBatch } from '../events/frame-batch.ts';
+import type { FrameBatch } from '../events/frame-batch.ts';
 
 export const KEEP_ALIVE_MS = 15_000;
-
-/** Every event stream's frames of one event-loop pass leave together (frame-batch.ts). */
-const frameBatch = new FrameBatch();
 
 /**
  * Counts SSE connections against the global and per-boundary limits (CONTRACT.md §6), and knows
@@ -15,7 +12,8 @@ const frameBatch = new FrameBatch();
  */
 export class SubscriberLimits {
   private global = 0;
-  private readonly streams = new Set<ServerResponse>();
+  /** each open stream, with the batch its frames are held in (its boundary's event log's) */
+  private readonly streams = new Map<ServerResponse, FrameBatch>();
   private readonly perBoundary = new Map<string, number>();
 
   constructor(
@@ -29,8 +27,8 @@ export class SubscriberLimits {
     return this.global;
   }
 
-  track(response: ServerResponse): void {
-    this.streams.add(response);
+  track(response: ServerResponse, frames: FrameBatch): void {
+    this.streams.set(response, frames);
     response.once('close', () => this.streams.delete(response));
   }
 
@@ -39,8 +37,8 @@ export class SubscriberLimits {
    * (to a restarted server), and the socket cannot linger as an idle keep-alive connection.
    */
   endAll(): void {
-    for (const response of this.streams) {
-      frameBatch.release(response);
+    for (const [response, frames] of this.streams) {
+      frames.release(response);
       response.end(() => response.socket?.destroySoon());
     }
   }
@@ -88,7 +86,7 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
   for (const [name, value] of Object.entries(reply.getHeaders())) if (typeof value === 'string') headers[name] = value;
   response.writeHead(200, headers);
   response.flushHeaders();
-  subscribers.track(response);
+  subscribers.track(response, log.frameBatch);
 
   // A keep-alive comment goes out after keepAliveMs without a frame; each frame pushes it back
   // by refreshing the one timer rather than replacing it.
@@ -99,7 +97,7 @@ export function streamEvents(reply: FastifyReply, options: StreamOptions, log: E
   const subscription = log.subscribe(options.lastEventId, {
     write(frame) {
       keepAlive.refresh();
-      return frameBatch.write(response, frame);
+      return log.frameBatch.write(response, frame);
     },
     onDrain(resume) {
       response.once('drain', resume);

@@ -4,6 +4,7 @@ import { createServer, get, type IncomingMessage, type ServerResponse } from 'no
 import type { AddressInfo, Socket } from 'node:net';
 import { FrameBatch } from '../../src/events/frame-batch.ts';
 import { EventLog } from '../../src/events/event-log.ts';
+import { PassEnd } from '../../src/events/pass-end.ts';
 
 /** The socket writes (write or writev calls reaching the handle) made on `response`'s connection. */
 function countSocketWrites(response: ServerResponse): () => number {
@@ -46,7 +47,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     for (const batched of [true, false]) {
       let writes = -1;
       const text = await withStream((response) => {
-        const batch = new FrameBatch();
+        const batch = new FrameBatch(new PassEnd());
         const writesOf = countSocketWrites(response);
         const write = (frame: string) => (batched ? batch.write(response, frame) : response.write(frame));
         setTimeout(() => write('data: a\n\n'), 5);
@@ -65,7 +66,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     let writesWhenTimerFired = -1;
     let writesRightAfter = -1;
     await withStream((response) => {
-      const batch = new FrameBatch();
+      const batch = new FrameBatch(new PassEnd());
       const writesOf = countSocketWrites(response);
       assert.equal(batch.write(response, 'data: a\n\n'), true);
       writesRightAfter = writesOf();
@@ -88,7 +89,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     for (const mode of ['batched', 'direct'] as const) {
       const text = await withStream((response) => {
         highWaterMark = response.writableHighWaterMark;
-        const batch = new FrameBatch();
+        const batch = new FrameBatch(new PassEnd());
         const writesOf = countSocketWrites(response);
         for (let index = 0; index < frameCount; index += 1) {
           answersOf[mode].push(mode === 'batched' ? batch.write(response, frame) : response.write(frame));
@@ -117,7 +118,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     let writesInsideTheLongCallback = -1;
     let writesAtPassEnd = -1;
     const text = await withStream((response) => {
-      const batch = new FrameBatch();
+      const batch = new FrameBatch(new PassEnd());
       const writesOf = countSocketWrites(response);
       batch.write(response, 'data: first\n\n');
       const startedAt = performance.now();
@@ -143,13 +144,13 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
     const SUBSCRIBERS = 40;
     let framesOutAtPassEnd = -1;
     await withStream((response) => {
-      const batch = new FrameBatch();
       let framesOut = 0;
       const write = response.write.bind(response);
       response.write = ((chunk: string) => {
         framesOut += chunk.split('\n\n').length - 1;
         return write(chunk);
       }) as typeof response.write;
+      // the log's own frame batch, over the pass end its delivery slice uses
       const log = new EventLog({ replayLimit: 100, firstId: 1 });
       // Each delivery takes 0.5 ms, so the 10 ms slice is spent after 32 of them (the clock is read
       // every 32) and the last 8 subscribers get the event at the pass end.
@@ -159,7 +160,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
           while (performance.now() - startedAt < 0.5) {
             // a slow subscriber's write
           }
-          return batch.write(response, frame);
+          return log.frameBatch.write(response, frame);
         },
         onDrain() {},
       };
@@ -177,7 +178,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
   });
 
   it('writes a stream\'s held frames when it is released, so a stream ended right after its last event still carries it', async () => {
-    const batch = new FrameBatch();
+    const batch = new FrameBatch(new PassEnd());
     const text = await withStream((response) => {
       batch.write(response, 'data: the last event\n\n');
       batch.release(response);
@@ -187,7 +188,7 @@ describe('FrameBatch: the frames of one event-loop pass leave in one socket writ
   });
 
   it('drops the held frames of a stream ended or destroyed meanwhile, without an error, and goes on batching', async () => {
-    const batch = new FrameBatch();
+    const batch = new FrameBatch(new PassEnd());
     const uncaught: unknown[] = [];
     const onUncaught = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', onUncaught);

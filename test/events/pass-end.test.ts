@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { flushAtPassEnd, resumeAtPassEnd } from '../../src/events/pass-end.ts';
+import { PassEnd } from '../../src/events/pass-end.ts';
+import { EventLog } from '../../src/events/event-log.ts';
 
 /**
  * Resolves after `count` more passes of the event loop. Counted in setImmediate hops, not waited
@@ -15,23 +16,32 @@ const passesLater = (count = 3) =>
 
 describe('pass end: resumed fan-out first, then the flush of what the pass wrote', () => {
   it('runs the resumes before the flushes whatever the order they were booked in', async () => {
+    const passEnd = new PassEnd();
     const ran: string[] = [];
-    flushAtPassEnd(() => ran.push('flush'));
-    resumeAtPassEnd(() => ran.push('resume'));
+    passEnd.flush(() => ran.push('flush'));
+    passEnd.resume(() => ran.push('resume'));
     assert.deepEqual(ran, [], 'nothing runs inside the callback that booked it');
     await passesLater();
     assert.deepEqual(ran, ['resume', 'flush']);
   });
 
   it('flushes what a resume wrote in the same pass, and leaves what a resume puts off again to the next pass', async () => {
+    const passEnd = new PassEnd();
     const ran: string[] = [];
-    resumeAtPassEnd(() => {
+    passEnd.resume(() => {
       ran.push('resume 1');
-      resumeAtPassEnd(() => ran.push('resume 2'));
-      flushAtPassEnd(() => ran.push('flush of resume 1'));
+      passEnd.resume(() => ran.push('resume 2'));
+      passEnd.flush(() => ran.push('flush of resume 1'));
     });
     setImmediate(() => ran.push('an immediate booked before the pass ended'));
     await passesLater();
     assert.deepEqual(ran, ['resume 1', 'flush of resume 1', 'an immediate booked before the pass ended', 'resume 2']);
+  });
+
+  it('belongs to one event log: a second boundary\'s log has its own pass end and frame batch', () => {
+    const first = new EventLog({ replayLimit: 4, firstId: 1 });
+    const second = new EventLog({ replayLimit: 4, firstId: 1 });
+    assert.notEqual(first.passEnd, second.passEnd);
+    assert.notEqual(first.frameBatch, second.frameBatch);
   });
 });
