@@ -4,7 +4,7 @@
  */
 
 import { REPLAY_RESET_FRAME } from './sse-frame.ts';
-import type { EventRecord, EventSink, Subscription } from './event-log.ts';
+import type { EventRecord, EventSink, Subscription } from './event-record.ts';
 
 export class Subscriber implements Subscription {
   private readonly queue: FrameQueue;

@@ -5,7 +5,7 @@
  * line always holds the whole payload.
  */
 
-import type { EventRecord } from './event-log.ts';
+import type { EventRecord } from './event-record.ts';
 
 export const KEEP_ALIVE_FRAME = ': keep-alive\n\n';
 
