@@ -5,7 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { NO_METRICS, type MetricsRecorder } from './recorder.ts';
-import { startTracing, type Tracing } from './tracing.ts';
+import type { Tracing } from './tracing.ts';
+import { startTracing } from './start-tracing.ts';
 import type { MetricsServer } from './metrics-server.ts';
 
 export interface TelemetrySettings {

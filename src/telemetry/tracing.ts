@@ -1,10 +1,9 @@
 /**
  * Traces: the Tracing port the server calls, the attributes a span may carry, and the switch that
- * reads the standard OTEL_* variables. The OpenTelemetry SDK (otel-tracing.ts) is imported only
+ * reads the standard OTEL_* variables. The OpenTelemetry SDK (otel-tracing.ts) is imported only (start-tracing.ts)
  * when an OTLP endpoint is configured; otherwise every span is NO_TRACING's direct call of `fn`.
  */
 import { UsageError } from '../config/flags.ts';
-import type { Logger } from 'pino';
 
 /**
  * The only attribute names a span may carry (the SDK side drops any other). None of them can hold
@@ -161,18 +160,4 @@ function parseOtlpHeaders(text: string, variable: string): Record<string, string
     }
   }
   return headers;
-}
-
-/** Tracing as the environment configures it: the SDK when an endpoint is set, NO_TRACING otherwise. */
-export async function startTracing(env: NodeJS.ProcessEnv, serviceVersion: string, logger: Logger): Promise<Tracing> {
-  const target = otlpTarget(env);
-  if (!target) return NO_TRACING;
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
-  if (protocol === 'grpc') logger.warn('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: agentd sends OTLP over HTTP (JSON)');
-  const { OtelTracing } = await import('./otel-tracing.ts');
-  // the endpoint without credentials: the headers and any user:password in the URL stay out of logs
-  const endpoint = new URL(target.url);
-  endpoint.username = endpoint.password = endpoint.search = '';
-  logger.info({ endpoint: endpoint.href }, 'tracing to an OTLP collector');
-  return OtelTracing.forCollector(target, serviceVersion);
 }

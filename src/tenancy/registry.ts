@@ -9,7 +9,6 @@ import { readPrivateFile, readTokenFile } from '../config/token-file.ts';
 import { firstShapeViolation, type RegistryDocumentShape } from './registry-schema.ts';
 import { canonicalPath, firstRootViolation, type ProtectedPath } from './workspace-roots.ts';
 
-export { tenantForToken } from './token-lookup.ts';
 
 export interface TenantCredential {
   readonly id: string;

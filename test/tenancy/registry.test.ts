@@ -4,7 +4,8 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { loadTenantRegistry, tenantForToken, TenantRegistryError, MAX_REGISTRY_BYTES } from '../../src/tenancy/registry.ts';
+import { loadTenantRegistry, TenantRegistryError, MAX_REGISTRY_BYTES } from '../../src/tenancy/registry.ts';
+import { tenantForToken } from '../../src/tenancy/token-lookup.ts';
 import { UsageError } from '../../src/config/flags.ts';
 import { registryFixture, type RegistryFixture } from './registry-fixture.ts';
 

@@ -13,7 +13,7 @@ import type { TurnToolPort } from './tool-port.ts';
 import type { AgentParent, ChildAgent, TurnAgents } from './turn-agents.ts';
 import { streamEventListener, toolCallPayload } from './turn-events.ts';
 import { describeFailure } from './turn-outcome.ts';
-import type { TurnTools } from './turn-runner.ts';
+import type { TurnTools } from './tool-port.ts';
 
 export interface AgentSupervisorDeps {
   hub: EventHub;

@@ -1,5 +1,10 @@
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
 import type { RequestBroker } from './requests.ts';
+import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
+import type { ToolSpec } from '../../agent/providers/types.ts';
+import type { SessionRecord } from '../../store/sessions.ts';
+import type { Boundary } from '../boundary.ts';
+import type { EventHub } from '../event-hub.ts';
 
 /**
  * What the tools of one agent of a turn may do to the turn: know it, stop with it, and ask a
@@ -63,3 +68,21 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
     },
   };
 }
+
+/** What an agent of a turn needs to call tools. */
+export interface TurnTools {
+  specs(): ToolSpec[];
+  execute(call: ToolCall): Promise<ToolCallResult>;
+  planMode(): boolean;
+}
+
+/** Everything one agent's tools may use: the boundary, the session, the event hub and the agent's port. */
+export interface TurnToolScope {
+  boundary: Boundary;
+  hub: EventHub;
+  session: SessionRecord;
+  port: TurnToolPort;
+}
+
+/** Builds the tools of one agent (policy, approvals, execution); the composition root supplies it. */
+export type TurnToolsFactory = (scope: TurnToolScope) => Promise<TurnTools>;

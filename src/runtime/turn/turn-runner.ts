@@ -21,7 +21,7 @@ import type { RequestBroker } from './requests.ts';
 import type { Job, Scheduler } from './scheduler.ts';
 import { UNTITLED } from '../session/sessions.ts';
 import type { RepositorySetups } from '../session/setup.ts';
-import { createToolPort, type TurnToolPort } from './tool-port.ts';
+import { createToolPort, type TurnToolPort, type TurnTools, type TurnToolsFactory } from './tool-port.ts';
 import { streamEventListener } from './turn-events.ts';
 import { agentFinishedPayload, endingOf, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
@@ -31,24 +31,6 @@ import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tra
 
 export const MAX_AGENT_STEPS = 50;
 export const HISTORY_NOT_STORED = 'internal_error: the history of this turn could not be stored';
-
-/** What an agent of a turn needs to call tools. */
-export interface TurnTools {
-  specs(): ToolSpec[];
-  execute(call: ToolCall): Promise<ToolCallResult>;
-  planMode(): boolean;
-}
-
-/** Everything one agent's tools may use: the boundary, the session, the event hub and the agent's port. */
-export interface TurnToolScope {
-  boundary: Boundary;
-  hub: EventHub;
-  session: SessionRecord;
-  port: TurnToolPort;
-}
-
-/** Builds the tools of one agent (policy, approvals, execution); the composition root supplies it. */
-export type TurnToolsFactory = (scope: TurnToolScope) => Promise<TurnTools>;
 
 export interface TurnRunnerDeps {
   boundary: Boundary;

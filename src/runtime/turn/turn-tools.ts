@@ -8,7 +8,7 @@ import { toolCallPayload } from './turn-events.ts';
 import { isMcpToolName } from '../../mcp/tool-names.ts';
 import { NO_TELEMETRY, recordToolCall, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import type { ToolCallOutcome } from '../../telemetry/recorder.ts';
-import type { TurnTools, TurnToolScope } from './turn-runner.ts';
+import type { TurnTools, TurnToolScope } from './tool-port.ts';
 
 export interface TurnToolOptions {
   /** unattended shell commands run confined (bubblewrap was found working at start-up) */
