@@ -17,6 +17,7 @@ import { fixed, printFigure, runIfMain, whole } from './support/report.ts';
 import type * as DatabaseModule from '../src/store/database.ts';
 import type * as SessionsModule from '../src/store/sessions.ts';
 import type * as TurnsModule from '../src/store/turns.ts';
+import type { TurnRecord } from '../src/domain/turn.ts';
 import type * as FinalizeModule from '../src/store/finalize.ts';
 import type * as HistoryEntryModule from '../src/domain/history-entry.ts';
 import type * as IdsModule from '../src/domain/ids.ts';
@@ -59,7 +60,7 @@ async function runTurns(modules: StoreModules, db: DatabaseModule.Db, count: num
     }
     const session = await sessions.findSession(db, BOUNDARY, sessionId);
     const input = `turn ${index}`;
-    const turn: TurnsModule.TurnRecord = {
+    const turn: TurnRecord = {
       id: ids.uuidv7(), boundaryId: BOUNDARY, sessionId: session!.id, clientRequestId: ids.uuidv7(), inputDigest: 'digest', status: 'queued',
       createdAt: ids.nowIso(), startedAt: null, finishedAt: null, error: null, ...turns.boundTurnText({ input, userText: input }), output: null,
     };
@@ -68,7 +69,7 @@ async function runTurns(modules: StoreModules, db: DatabaseModule.Db, count: num
       { turnId: turn.id, at: ids.nowIso(), userText: input, usage: { inputTokens: 12, outputTokens: 8, cachedTokens: 0, cacheCreationTokens: null, reasoningTokens: null, webSearchRequests: null } },
       { kind: 'answered', effect: 'append', assistantText: 'one two three four five six seven eight', responseId: 'resp', items: [], discardedText: [], providerTelemetry: [] },
     );
-    const finished: TurnsModule.TurnRecord = {
+    const finished: TurnRecord = {
       ...turn, status: 'completed', startedAt: turn.createdAt, finishedAt: ids.nowIso(),
       output: { responseId: 'resp', assistantText: 'one two three four five six seven eight', assistantTextTruncated: false, completion: { status: 'completed', reasoningTokens: null } },
     };

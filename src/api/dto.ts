@@ -5,10 +5,10 @@
  */
 import { createProjectionBudget, projectHistoryItems, projectJson, projectText } from '../domain/projection.ts';
 import type { HistoryEntry } from '../domain/history-entry.ts';
-import type { SessionRecord } from '../store/sessions.ts';
-import type { TurnRecord } from '../store/turns.ts';
-import type { HistoryPage, HistoryPageEntry } from '../runtime/session/history.ts';
-import { publishedRequest, type HumanRequestRecord } from '../runtime/turn/requests.ts';
+import type { SessionRecord } from '../domain/session.ts';
+import type { TurnRecord } from '../domain/turn.ts';
+import type { HistoryPage, HistoryPageEntry } from '../domain/history-page.ts';
+import { publishedRequest, type HumanRequestRecord } from '../domain/human-request.ts';
 import type { HumanRequestDto, SessionDto, TurnDto } from './schemas.ts';
 
 export function toSessionDto(session: SessionRecord): SessionDto {

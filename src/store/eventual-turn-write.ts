@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from './database.ts';
-import { updateTurn, type TurnRecord } from './turns.ts';
+import { updateTurn } from './turns.ts';
+import { type TurnRecord } from '../domain/turn.ts';
 
 /** Pauses between attempts while the database stays away: quick at first, then every 10 s. */
 const RETRY_DELAYS_MS = [500, 1_000, 2_000, 5_000, 10_000];

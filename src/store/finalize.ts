@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from './database.ts';
 import type { NewHistoryEntry } from '../domain/history-entry.ts';
-import { updateTurn, type TurnRecord } from './turns.ts';
+import { updateTurn } from './turns.ts';
+import { type TurnRecord } from '../domain/turn.ts';
 import { appendHistoryEntry, type SessionChanges } from './history.ts';
 import { writingSessionRow } from './sessions.ts';
 import type { SessionsTable } from './schema.ts';

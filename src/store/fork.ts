@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
-import { insertSession, writingSessionRows, type SessionRecord } from './sessions.ts';
+import { insertSession, writingSessionRows } from './sessions.ts';
+import { type SessionRecord } from '../domain/session.ts';
 
 const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 'error', 'response_id', 'effect', 'items', 'display_items', 'usage', 'provider_telemetry'] as const;
 

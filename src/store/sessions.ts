@@ -2,30 +2,10 @@ import type { Db } from './database.ts';
 import type { SessionsTable } from './schema.ts';
 import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
+import type { SessionRecord } from '../domain/session.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 import { preparedQuery, rowParams, type Param, type PreparedQuery } from './prepared-query.ts';
 import { sessionRowCache } from './session-row-cache.ts';
-
-export interface SessionRecord {
-  id: string;
-  createdAt: string;
-  updatedAt: string;
-  provider: string;
-  connection: string;
-  model: string;
-  transportModel: string | null;
-  dialect: string;
-  cwd: string;
-  effort: Effort;
-  title: string;
-  titleIsManual: boolean;
-  archived: boolean;
-  usage: UsageCounters;
-  repository: { url: string; ref: string | null } | null;
-  ownsCheckout: boolean;
-  planMode: boolean;
-  allowances: string[];
-}
 
 export type ArchiveFilter = 'active' | 'archived' | 'all';
 

@@ -3,41 +3,9 @@ import type { Db } from './database.ts';
 import type { TurnsTable } from './schema.ts';
 import { boundEventText, EVENT_TEXT_LIMIT } from '../domain/event-text.ts';
 import { ACTIVE_STATUSES, type TurnStatus } from '../domain/turn-status.ts';
+import type { TurnOutputRecord, TurnRecord, TurnText } from '../domain/turn.ts';
 import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText, MAX_ESCAPE_WIDTH, STORED_TEXT_MARKER } from './text-codec.ts';
-
-export interface TurnOutputRecord {
-  responseId: string | null;
-  assistantText: string | null;
-  assistantTextTruncated: boolean;
-  completion: { status: 'completed' | 'incomplete'; reason?: string; reasoningTokens: number | null };
-}
-
-export interface TurnRecord {
-  id: string;
-  boundaryId: string;
-  sessionId: string;
-  clientRequestId: string;
-  inputDigest: string;
-  status: TurnStatus;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  error: string | null;
-  /** the submitted text, bounded like event text (the durable row keeps all of it) */
-  input: string;
-  /** the user message as written into history, bounded alike */
-  userText: string;
-  /** whether `input` or `userText` was cut to the bound */
-  inputTruncated: boolean;
-  output: TurnOutputRecord | null;
-}
-
-/** The whole text of a turn, as submitted: only the row and the running turn hold it. */
-export interface TurnText {
-  input: string;
-  userText: string;
-}
 
 /** A turn record whose text is the whole text, bounded for keeping in memory. */
 export function boundTurnText(text: TurnText): Pick<TurnRecord, 'input' | 'userText' | 'inputTruncated'> {

@@ -15,12 +15,14 @@ import { useStore, sessionRecord } from '../support/store.ts';
 import { openStore, type Db, type Store } from '../../src/store/database.ts';
 import { toRow } from '../../src/store/sessions.ts';
 import { createBackend } from '../support/backends.ts';
-import { deleteSessionCascade, findSession, insertSession, updateSessionFields, type SessionRecord } from '../../src/store/sessions.ts';
+import { deleteSessionCascade, findSession, insertSession, updateSessionFields } from '../../src/store/sessions.ts';
+import { type SessionRecord } from '../../src/domain/session.ts';
 import { appendHistoryEntry } from '../../src/store/history.ts';
 import { finalizeTurn } from '../../src/store/finalize.ts';
 import { SessionRowCache } from '../../src/store/session-row-cache.ts';
 import type { SessionsTable } from '../../src/store/schema.ts';
-import { insertTurn, type TurnRecord } from '../../src/store/turns.ts';
+import { insertTurn } from '../../src/store/turns.ts';
+import { type TurnRecord } from '../../src/domain/turn.ts';
 import { buildHistoryEntry, type NewHistoryEntry } from '../../src/domain/history-entry.ts';
 import { nowIso, uuidv7 } from '../../src/domain/ids.ts';
 

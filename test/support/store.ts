@@ -1,7 +1,7 @@
 import { after, before } from 'node:test';
 import { createBackend, type BackendKind, type TestBackend } from './backends.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
-import type { SessionRecord } from '../../src/store/sessions.ts';
+import type { SessionRecord } from '../../src/domain/session.ts';
 import { nowIso, uuidv7 } from '../../src/domain/ids.ts';
 
 /**

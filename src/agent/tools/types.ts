@@ -6,12 +6,9 @@
 import type { ToolSpec } from '../providers/types.ts';
 import type { ToolExecutor } from '../../sandbox/executor.ts';
 
-export type HumanRequestKind = 'tool_approval' | 'root_access' | 'plan_enter' | 'plan_exit' | 'plan_question';
+import type { HumanDecision, HumanRequestKind } from '../../domain/human-request.ts';
 
-export interface HumanDecision {
-  decision: string;
-  value?: string;
-}
+export type { HumanDecision, HumanRequestKind };
 
 export interface ToolContext {
   /** the session working directory, canonical (a guest path when the executor is the sandbox) */

@@ -3,7 +3,7 @@ import { nowIso, uuidv7 } from '../../domain/ids.ts';
 import type { ForkSessionBody } from '../../api/schemas.ts';
 import { insertForkedSession } from '../../store/fork.ts';
 import { nextHistoryIndex } from '../../store/history.ts';
-import type { SessionRecord } from '../../store/sessions.ts';
+import type { SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
 import type { SessionService } from './sessions.ts';
 

@@ -1,8 +1,8 @@
-import type { HistoryEntry } from '../../domain/history-entry.ts';
+import type { HistoryPage, HistoryPageEntry, HistoryPageRequest } from '../../domain/history-page.ts';
 import { isTerminal } from '../../domain/turn-lifecycle.ts';
 import { latestReset, nextHistoryIndex, readHistoryBelow } from '../../store/history.ts';
-import type { SessionRecord } from '../../store/sessions.ts';
-import type { TurnRecord } from '../../store/turns.ts';
+import type { SessionRecord } from '../../domain/session.ts';
+import type { TurnRecord } from '../../domain/turn.ts';
 import type { Boundary } from '../boundary.ts';
 import type { SessionService } from './sessions.ts';
 import type { ActiveTurns } from '../turn/active-turns.ts';
@@ -12,25 +12,6 @@ export interface HistorySources {
   boundary: Boundary;
   sessions: Pick<SessionService, 'get'>;
   activeTurns: Pick<ActiveTurns, 'ofSession'>;
-}
-
-export interface HistoryPageRequest {
-  limit: number;
-  /** "entries with an index below this"; null = the newest page */
-  cursor: number | null;
-}
-
-/** An entry of a page: a stored history entry, or the provisional entry of the active turn. */
-export type HistoryPageEntry = { index: number; stored: HistoryEntry } | { index: number; provisional: TurnRecord };
-
-export interface HistoryPage {
-  session: SessionRecord;
-  entries: HistoryPageEntry[];
-  generationStart: number;
-  total: number;
-  hasOlder: boolean;
-  hasNewer: boolean;
-  nextCursor: number | null;
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { uuidv7 } from '../../domain/ids.ts';
-import type { SessionRecord } from '../../store/sessions.ts';
+import type { SessionRecord } from '../../domain/session.ts';
 import { checkoutIsComplete, removeCheckout, runCheckout, type RepositorySource } from '../../workspace/checkout.ts';
 import type { EventHub } from '../event-hub.ts';
 

@@ -1,5 +1,5 @@
-import type { TurnRecord } from '../../store/turns.ts';
-import type { SessionRecord } from '../../store/sessions.ts';
+import type { TurnRecord } from '../../domain/turn.ts';
+import type { SessionRecord } from '../../domain/session.ts';
 import type { DecodedAttachments } from '../../workspace/attachments.ts';
 import { TerminalTurnCache } from './terminal-cache.ts';
 import { TurnAgents } from './turn-agents.ts';

@@ -7,7 +7,7 @@ import { ToolError } from '../../agent/tools/types.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
 import { boundEventText } from '../../domain/event-text.ts';
 import { uuidv7 } from '../../domain/ids.ts';
-import type { SessionRecord } from '../../store/sessions.ts';
+import type { SessionRecord } from '../../domain/session.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { TurnToolPort } from './tool-port.ts';
 import type { AgentParent, ChildAgent, TurnAgents } from './turn-agents.ts';

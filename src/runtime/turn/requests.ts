@@ -1,26 +1,11 @@
 import { ApiError } from '../../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
-import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
+import { publishedRequest, type HumanDecision, type HumanQuestion, type HumanRequestRecord } from '../../domain/human-request.ts';
 import type { EventHub } from '../event-hub.ts';
 import { NO_METRICS, type MetricsRecorder } from '../../telemetry/recorder.ts';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
-
-/** A human request as the runtime holds it (the API shows it without `agentId`). */
-export interface HumanRequestRecord {
-  id: string;
-  turnId: string;
-  sessionId: string;
-  /** the agent whose tool call asks; null for the turn's main agent */
-  agentId: string | null;
-  kind: HumanRequestKind;
-  prompt: string;
-  options: string[];
-  createdAt: string;
-}
-
-export type HumanQuestion = Omit<HumanRequestRecord, 'id' | 'createdAt'>;
 
 interface PendingRequest {
   request: HumanRequestRecord;
@@ -109,10 +94,4 @@ export class RequestBroker {
     // Remember consumed ids for the 409, but bounded.
     if (this.consumed.size > 10_000) this.consumed.delete(this.consumed.values().next().value!);
   }
-}
-
-/** What a client sees of a request: everything but the asking agent. */
-export function publishedRequest(request: HumanRequestRecord): Omit<HumanRequestRecord, 'agentId'> {
-  const { agentId: _agentId, ...published } = request;
-  return published;
 }

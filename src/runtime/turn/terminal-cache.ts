@@ -1,4 +1,4 @@
-import type { TurnRecord } from '../../store/turns.ts';
+import type { TurnRecord } from '../../domain/turn.ts';
 
 /**
  * The newest terminal turn records, bounded (SPEC.md §8: the latest 1,000). A record's text is

@@ -2,7 +2,7 @@ import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts
 import type { RequestBroker } from './requests.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
 import type { ToolSpec } from '../../agent/providers/types.ts';
-import type { SessionRecord } from '../../store/sessions.ts';
+import type { SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
 

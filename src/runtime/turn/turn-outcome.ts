@@ -5,7 +5,7 @@ import { AgentLoopFailure, type AgentLoopResult } from '../../agent/loop.ts';
 import { addUsage, telemetryEntries, totalUsage, type AgentRun } from '../../agent/telemetry.ts';
 import { ProviderError, type CanonicalItem, type Usage } from '../../agent/providers/types.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
-import type { TurnOutputRecord, TurnText } from '../../store/turns.ts';
+import type { TurnOutputRecord, TurnText } from '../../domain/turn.ts';
 import { SetupFailed } from '../session/setup.ts';
 
 /** Thrown into a turn's abort signal by a cancel, so the end of the turn reads as `cancelled`. */

@@ -2,7 +2,7 @@ import { ApiError } from '../../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
 import type { CreateTurnBody } from '../../api/schemas.ts';
 import * as turnsTable from '../../store/turns.ts';
-import type { TurnRecord } from '../../store/turns.ts';
+import type { TurnRecord } from '../../domain/turn.ts';
 import { decodeAttachments, inputDigest } from '../../workspace/attachments.ts';
 import type { Boundary } from '../boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';

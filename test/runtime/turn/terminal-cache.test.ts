@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TerminalTurnCache } from '../../../src/runtime/turn/terminal-cache.ts';
-import type { TurnRecord } from '../../../src/store/turns.ts';
+import type { TurnRecord } from '../../../src/domain/turn.ts';
 
 const turn = (id: string): TurnRecord => ({
   id, boundaryId: 'b', sessionId: 's', clientRequestId: id, inputDigest: 'd', status: 'completed',

@@ -1,0 +1,35 @@
+/** A turn as the runtime and the store hold it (the API maps it in api/dto.ts). */
+import type { TurnStatus } from './turn-status.ts';
+
+export interface TurnOutputRecord {
+  responseId: string | null;
+  assistantText: string | null;
+  assistantTextTruncated: boolean;
+  completion: { status: 'completed' | 'incomplete'; reason?: string; reasoningTokens: number | null };
+}
+
+export interface TurnRecord {
+  id: string;
+  boundaryId: string;
+  sessionId: string;
+  clientRequestId: string;
+  inputDigest: string;
+  status: TurnStatus;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+  /** the submitted text, bounded like event text (the durable row keeps all of it) */
+  input: string;
+  /** the user message as written into history, bounded alike */
+  userText: string;
+  /** whether `input` or `userText` was cut to the bound */
+  inputTruncated: boolean;
+  output: TurnOutputRecord | null;
+}
+
+/** The whole text of a turn, as submitted: only the row and the running turn hold it. */
+export interface TurnText {
+  input: string;
+  userText: string;
+}
