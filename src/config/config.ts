@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
-import type { TenantRegistry } from '../tenancy/registry.ts';
+import type { TenantRegistry } from './tenant-registry.ts';
 import { sandboxRunnerFileProblem } from '../sandbox/runner-file.ts';
 import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 
@@ -130,7 +130,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const stateDir = pathFlag(flags, 'state-dir', cwd) ?? defaultStateDir(env);
   const effectiveTenantStateRoot = tenantRegistry ? (tenantStateRoot ?? join(stateDir, 'tenants')) : null;
   const tenants = tenantRegistry
-    ? (await import('../tenancy/registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0 })
+    ? (await import('./tenant-registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0 })
     : null;
   const explicitModelsFile = pathFlag(flags, 'models-file', cwd);
   const workspaceRoots = ((flags.get('workspace-root') as string[] | undefined) ?? (tenants ? [] : [cwd])).map((root) => {

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import type { Tenant, TenantRegistry } from '../tenancy/registry.ts';
+import type { Tenant, TenantRegistry } from '../config/tenant-registry.ts';
 import { tenantForToken } from '../tenancy/token-lookup.ts';
 
 export interface AccessPolicy {

@@ -23,7 +23,7 @@ import { createProcessGroupRunner } from '../agent/tools/process-group.ts';
 import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
 import { TenantRuntimes } from './tenant-runtimes.ts';
-import type { Tenant } from './registry.ts';
+import type { Tenant } from '../config/tenant-registry.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 
 /** Tools that execute or write: without a sandbox runner no tenant's agent is offered them. */

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { ApiError } from '../domain/errors.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
-import type { Tenant } from './registry.ts';
+import type { Tenant } from '../config/tenant-registry.ts';
 
 /** A started tenant runtime and how to close everything it holds (store, sandbox runner). */
 export interface OpenedTenantRuntime {

@@ -3,7 +3,7 @@
  * path does not load the registry's schema (and TypeBox with it).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Tenant, TenantRegistry } from './registry.ts';
+import type { Tenant, TenantRegistry } from '../config/tenant-registry.ts';
 
 /**
  * The tenant a presented bearer token belongs to, or null. Every credential is compared, each

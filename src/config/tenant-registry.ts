@@ -4,10 +4,10 @@
  * registry's enumerable fields so that logging or serialising it cannot leak one.
  */
 import path from 'node:path';
-import { UsageError } from '../config/flags.ts';
-import { readPrivateFile, readTokenFile } from '../config/token-file.ts';
-import { firstShapeViolation, type RegistryDocumentShape } from './registry-schema.ts';
-import { canonicalPath, firstRootViolation, type ProtectedPath } from './workspace-roots.ts';
+import { UsageError } from './flags.ts';
+import { readPrivateFile, readTokenFile } from './token-file.ts';
+import { firstShapeViolation, type RegistryDocumentShape } from './tenant-registry-schema.ts';
+import { canonicalPath, firstRootViolation, type ProtectedPath } from './tenant-workspace-roots.ts';
 
 
 export interface TenantCredential {

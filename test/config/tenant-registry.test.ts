@@ -4,10 +4,10 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { loadTenantRegistry, TenantRegistryError, MAX_REGISTRY_BYTES } from '../../src/tenancy/registry.ts';
+import { loadTenantRegistry, TenantRegistryError, MAX_REGISTRY_BYTES } from '../../src/config/tenant-registry.ts';
 import { tenantForToken } from '../../src/tenancy/token-lookup.ts';
 import { UsageError } from '../../src/config/flags.ts';
-import { registryFixture, type RegistryFixture } from './registry-fixture.ts';
+import { registryFixture, type RegistryFixture } from '../tenancy/registry-fixture.ts';
 
 /** Loads the fixture's registry expecting a refusal; asserts it is one line naming the file and the field. */
 function refusal(fixture: RegistryFixture, field: string, problem: RegExp): void {
