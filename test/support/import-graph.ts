@@ -8,7 +8,8 @@ export function readImportGraph(root: string): Map<string, string[]> {
   return new Map(
     files.map((file) => {
       const text = readFileSync(file, 'utf8');
-      const targets = [...text.matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].map((match) => relative(root, resolve(dirname(file), match[1])));
+      // `from '…'` (imports and re-exports, type-only included), `import('…')` and bare `import '…'`
+      const targets = [...text.matchAll(/(?:\bfrom|\bimport\s*\(|^import)\s*'(\.{1,2}\/[^']+)'/gm)].map((match) => relative(root, resolve(dirname(file), match[1])));
       return [relative(root, file), targets];
     }),
   );
