@@ -15,7 +15,7 @@ export interface SessionCursor {
 }
 
 /*
- * The version of the session rows, for the read cache (runtime/session-read-cache.ts): it moves on
+ * The version of the session rows, for the read cache (runtime/session/session-read-cache.ts): it moves on
  * after every write to a session row, once the statement has run and again once the transaction
  * holding it has committed (a reader on another PostgreSQL connection sees the old row until then).
  * One counter for every boundary: a write in one tenant also ends the others' cached reads, which

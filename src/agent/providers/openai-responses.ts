@@ -77,7 +77,7 @@ export function createOpenAIResponsesAdapter(
 }
 
 /**
- * Tool specs are made once and never change (src/runtime/compaction.ts measures them once too):
+ * Tool specs are made once and never change (src/runtime/context/compaction.ts measures them once too):
  * their JSON, most of every request body, is written once rather than on every step.
  */
 const toolJson = new WeakMap<ToolSpec, string>();

@@ -1,6 +1,6 @@
 /**
  * `spawn_agent` (CONTRACT.md §13): the model hands a piece of work to a child agent. Only its
- * arguments and spec live here; the runtime runs the child (runtime/agents.ts), because a child
+ * arguments and spec live here; the runtime runs the child (runtime/turn/agents.ts), because a child
  * needs the turn (its model, tools, approvals and cancellation), which no ordinary tool reaches.
  */
 import { Type } from 'typebox';

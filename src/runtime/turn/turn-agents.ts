@@ -33,7 +33,7 @@ export type AgentParent = ChildAgent | null;
 /**
  * The child agents of one turn: admission against the depth and count limits, their status and
  * steps for GET /v1/turns/:id/agents, and what their model requests came to, for the turn's usage
- * and telemetry. Pure state; the supervisor (runtime/agents.ts) runs the agents.
+ * and telemetry. Pure state; the supervisor (runtime/turn/agents.ts) runs the agents.
  */
 export class TurnAgents {
   private readonly children: ChildAgent[] = [];
