@@ -127,12 +127,6 @@ export const ReplayReset = Type.Object(
   { reason: Type.Literal('event_gap'), refetch: Type.Literal(true) },
   { description: 'the data of the replay.reset control frame: discard incremental state and refetch' },
 );
-export type ReplayResetData = Static<typeof ReplayReset>;
-export interface ReplayResetEvent {
-  type: 'replay.reset';
-  data: ReplayResetData;
-}
-export type AgentdStreamEvent = AgentdEvent | ReplayResetEvent;
 
 /** The EventEnvelope named schema: one branch per event type, its data described inline. */
 export const EventEnvelope = Type.Union(

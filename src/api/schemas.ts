@@ -228,6 +228,5 @@ export type PatchSessionBody = Static<typeof PatchSession>;
 export type ForkSessionBody = Static<typeof ForkSession>;
 export type CreateTurnBody = Static<typeof CreateTurn>;
 export type TurnDto = Static<typeof Turn>;
-export type TurnOutputDto = Static<typeof TurnOutput>;
 export type ResolveRequestBody = Static<typeof ResolveRequest>;
 export type HumanRequestDto = Static<typeof HumanRequest>;

@@ -23,11 +23,6 @@ export class TurnService {
     private readonly runner: TurnRunner,
   ) {}
 
-  /** Whether this process still holds the turn's in-memory state (active or among the newest terminal). */
-  holds(id: string): boolean {
-    return this.active.recordOf(id) !== undefined;
-  }
-
   /** The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds it. */
   async agents(rawId: string): Promise<AgentRecord[]> {
     const turn = await this.get(rawId);
