@@ -3,9 +3,8 @@ import type { Db } from './database.ts';
 import type { NewHistoryEntry } from '../domain/history-entry.ts';
 import { updateTurn } from './turns.ts';
 import { type TurnRecord } from '../domain/turn.ts';
-import { appendHistoryEntry, type SessionChanges } from './history.ts';
+import { appendTurnEnd, type SessionChanges } from './history.ts';
 import { writingSessionRow } from './sessions.ts';
-import type { SessionsTable } from './schema.ts';
 
 /** The pauses between attempts of a turn's finalisation: a passing lock or connection loss heals. */
 export const FINALIZE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1000];
@@ -36,15 +35,14 @@ export async function finalizeTurn(db: Db, turn: TurnRecord, history: NewHistory
 }
 
 async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntry, session: SessionChanges, index: number | undefined): Promise<number> {
-  let sessionRow: SessionsTable | null = null;
-  const sessionRowWritten = (row: SessionsTable) => (sessionRow = row);
   // the session's updatedAt, title and usage change: its cached reads end once this commits, and
   // the row it leaves is kept for the next turn's submission (session-row-cache.ts)
   const write = () =>
     db.transaction().execute(async (trx) => {
-      const stored = await appendHistoryEntry(trx, session.sessionId, history, { index, sessionChanges: session, sessionRowWritten });
+      const appended = await appendTurnEnd(trx, history, session, index);
       await updateTurn(trx, turn);
-      return stored;
+      return appended;
     });
-  return writingSessionRow(db, session.sessionId, write, () => sessionRow);
+  const { index: stored } = await writingSessionRow(db, session.sessionId, write, (appended) => appended.sessionRow);
+  return stored;
 }

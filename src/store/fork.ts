@@ -10,7 +10,7 @@ const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 
  * the same indices, all in one transaction. Rows are copied inside the database, never decoded.
  */
 export async function insertForkedSession(db: Db, boundaryId: string, child: SessionRecord, parentId: string, through: number): Promise<void> {
-  await writingSessionRows(db.transaction().execute(async (trx) => {
+  await writingSessionRows(db, db.transaction().execute(async (trx) => {
     await insertSession(trx, boundaryId, child);
     await trx
       .insertInto('history_turns')

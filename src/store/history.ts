@@ -25,20 +25,32 @@ export async function appendHistoryEntry(db: Db, sessionId: string, entry: NewHi
   if (!db.isTransaction) return writingSessionRow(db, sessionId, () => db.transaction().execute((trx) => appendHistoryEntry(trx, sessionId, entry, options)));
   const index = options.index ?? (await nextHistoryIndex(db, sessionId));
   await insertHistoryEntry(db, sessionId, { ...entry, index });
-  if (options.sessionChanges) {
-    const row = await updateSessionAfterEntry(db, sessionId, entry.usage, options.sessionChanges);
-    if (row !== undefined) options.sessionRowWritten?.(row);
-  } else if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
+  if (entry.usage) await addSessionUsage(db, sessionId, entry.usage);
   return index;
 }
 
 export interface AppendOptions {
   /** the index the entry takes, when the caller knows the next one; read from the history otherwise */
   index?: number;
-  /** a turn's end: the session's updatedAt and derived title change with its usage */
-  sessionChanges?: SessionChanges;
-  /** told the session's row as the turn's end left it (inside the transaction, before it commits) */
-  sessionRowWritten?: (row: SessionsTable) => void;
+}
+
+/**
+ * A turn's end inside the caller's transaction (finalize.ts): the entry joins the history as with
+ * appendHistoryEntry, and the session's usage, updatedAt and derived title change in one
+ * statement. Answers the index and the session's row as that statement left it, for the caller
+ * to hand the session-row cache once the transaction commits.
+ */
+export async function appendTurnEnd(trx: Db, entry: NewHistoryEntry, changes: SessionChanges, knownIndex: number | undefined): Promise<AppendedTurnEnd> {
+  const index = knownIndex ?? (await nextHistoryIndex(trx, changes.sessionId));
+  await insertHistoryEntry(trx, changes.sessionId, { ...entry, index });
+  const sessionRow = (await updateSessionAfterEntry(trx, changes.sessionId, entry.usage, changes)) ?? null;
+  return { index, sessionRow };
+}
+
+export interface AppendedTurnEnd {
+  index: number;
+  /** the session's row after the turn's end, read back by its statement; null if none was left */
+  sessionRow: SessionsTable | null;
 }
 
 /** What a turn's end changes in its session besides usage (see finalize.ts). */
@@ -56,7 +68,7 @@ export interface SessionChanges {
  */
 async function updateSessionAfterEntry(db: Db, sessionId: string, usage: UsageCounters | null, changes: SessionChanges): Promise<SessionsTable | undefined> {
   const title = changes.derivedTitle === null ? null : encodeStoredText(changes.derivedTitle);
-  const { rows } = await writingSessionRows(updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title }));
+  const { rows } = await writingSessionRows(db, updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title }));
   return rows[0];
 }
 

@@ -38,6 +38,22 @@ export interface SessionRowWrite {
 export class SessionRowCache {
   private readonly rows = new Map<string, SessionsTable>();
   private readonly writes = new Map<string, WriteState>();
+  private writtenVersion = 0;
+
+  /**
+   * The version of this store's session rows, for the read cache (runtime/session/session-read-cache.ts):
+   * it moves on after every write to a session row, once the statement has run and again once the
+   * transaction holding it has committed (a reader on another PostgreSQL connection sees the old
+   * row until then). Per store: a write in one tenant's database leaves the others' reads kept.
+   */
+  get version(): number {
+    return this.writtenVersion;
+  }
+
+  /** Every writer of session rows calls this after its statement and after its transaction ends. */
+  noteWritten(): void {
+    this.writtenVersion += 1;
+  }
 
   /** The kept row of a session of `boundaryId`, or undefined to read it from the store. */
   row(boundaryId: string, id: string): SessionsTable | undefined {

@@ -14,33 +14,20 @@ export interface SessionCursor {
   id: string;
 }
 
-/*
- * The version of the session rows, for the read cache (runtime/session/session-read-cache.ts): it moves on
- * after every write to a session row, once the statement has run and again once the transaction
- * holding it has committed (a reader on another PostgreSQL connection sees the old row until then).
- * One counter for every boundary: a write in one tenant also ends the others' cached reads, which
- * costs a re-read and never serves a stale one.
- */
-let sessionRowsVersion = 0;
-
-export function sessionRowsVersionNow(): number {
-  return sessionRowsVersion;
-}
-
-/** Every writer of session rows calls this after its statement and after its transaction ends. */
-export function noteSessionRowsWritten(): void {
-  sessionRowsVersion += 1;
+/** The version of the store's session rows now (SessionRowCache.version). */
+export function sessionRowsVersionNow(db: Db): number {
+  return sessionRowCache(db).version;
 }
 
 /**
  * Runs a write to session rows (a statement, or a transaction holding one), then notes it, also when
  * it failed: a failed commit's outcome is not known here.
  */
-export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
+export async function writingSessionRows<T>(db: Db, write: Promise<T>): Promise<T> {
   try {
     return await write;
   } finally {
-    noteSessionRowsWritten();
+    sessionRowCache(db).noteWritten();
   }
 }
 
@@ -51,13 +38,16 @@ export async function writingSessionRows<T>(write: Promise<T>): Promise<T> {
  * `rowWritten(result)` when the write read its row back and nothing overlapped it.
  */
 export async function writingSessionRow<T>(db: Db, id: string, write: () => Promise<T>, rowWritten: (result: T) => SessionsTable | null = () => null): Promise<T> {
-  const watched = sessionRowCache(db).writing(id);
+  const cache = sessionRowCache(db);
+  const watched = cache.writing(id);
   let result: T;
   try {
-    result = await writingSessionRows(write());
+    result = await write();
   } catch (error) {
     watched.failed();
     throw error;
+  } finally {
+    cache.noteWritten();
   }
   watched.committed(rowWritten(result));
   return result;
@@ -70,7 +60,7 @@ export async function writingSessionRow<T>(db: Db, id: string, write: () => Prom
  */
 export async function insertSession(db: Db, boundaryId: string, session: SessionRecord): Promise<void> {
   const row = toRow(boundaryId, session);
-  if (db.isTransaction) return void (await writingSessionRows(insertSessionRows(db, [row])));
+  if (db.isTransaction) return void (await writingSessionRows(db, insertSessionRows(db, [row])));
   return new Promise((resolve, reject) => {
     let batch = pendingInserts.get(db);
     if (batch === undefined) {
@@ -99,7 +89,7 @@ async function insertBatch(db: Db): Promise<void> {
   for (let start = 0; start < batch.length; start += MAXIMUM_ROWS_PER_INSERT) {
     const group = batch.slice(start, start + MAXIMUM_ROWS_PER_INSERT);
     try {
-      await writingSessionRows(insertSessionRows(db, group.map((entry) => entry.row)));
+      await writingSessionRows(db, insertSessionRows(db, group.map((entry) => entry.row)));
       for (const entry of group) entry.resolve();
     } catch (error) {
       if (group.length === 1) group[0].reject(error);
@@ -111,7 +101,7 @@ async function insertBatch(db: Db): Promise<void> {
 
 async function insertAlone(db: Db, entry: PendingInsert): Promise<void> {
   try {
-    await writingSessionRows(insertSessionRows(db, [entry.row]));
+    await writingSessionRows(db, insertSessionRows(db, [entry.row]));
     entry.resolve();
   } catch (error) {
     entry.reject(error);
@@ -152,10 +142,10 @@ export async function findSession(db: Db, boundaryId: string, id: string): Promi
   const cache = db.isTransaction ? null : sessionRowCache(db);
   const kept = cache?.row(boundaryId, id);
   if (kept !== undefined) return fromRow(kept);
-  const versionBefore = sessionRowsVersion;
+  const versionBefore = cache?.version;
   const { rows } = await selectSession(db, { boundaryId, id });
   if (rows.length === 0) return null;
-  cache?.keepRead(rows[0], versionBefore, sessionRowsVersion);
+  cache?.keepRead(rows[0], versionBefore!, cache.version);
   return fromRow(rows[0]);
 }
 
@@ -213,6 +203,7 @@ export async function addSessionUsage(db: Db, id: string, usage: UsageCounters):
 
 async function addUsageToRow(db: Db, id: string, usage: UsageCounters): Promise<void> {
   await writingSessionRows(
+    db,
     db
       .updateTable('sessions')
       .set((eb) => ({

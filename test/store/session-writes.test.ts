@@ -9,6 +9,7 @@ import { appendHistoryEntry } from '../../src/store/history.ts';
 import { insertForkedSession } from '../../src/store/fork.ts';
 import { buildHistoryEntry } from '../../src/domain/history-entry.ts';
 import { SessionReadCache } from '../../src/runtime/session/session-read-cache.ts';
+import { sessionRowCache } from '../../src/store/session-row-cache.ts';
 import { nowIso } from '../../src/domain/ids.ts';
 
 const BOUNDARY = 'default';
@@ -42,7 +43,7 @@ for (const kind of BACKENDS) {
       const taken = session('first');
       await insertSession(store.db, BOUNDARY, taken);
       const neighbours = [session('left'), session('right')];
-      const versionBefore = sessionRowsVersionNow();
+      const versionBefore = sessionRowsVersionNow(store.db);
       const outcomes = await Promise.allSettled([
         insertSession(store.db, BOUNDARY, neighbours[0]),
         insertSession(store.db, BOUNDARY, { ...taken, title: 'duplicate id' }),
@@ -51,7 +52,7 @@ for (const kind of BACKENDS) {
       assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'rejected', 'fulfilled']);
       for (const record of neighbours) assert.equal((await findSession(store.db, BOUNDARY, record.id))?.title, record.title);
       assert.equal((await findSession(store.db, BOUNDARY, taken.id))?.title, 'first');
-      assert.ok(sessionRowsVersionNow() > versionBefore, 'the writes moved the version of the session rows on');
+      assert.ok(sessionRowsVersionNow(store.db) > versionBefore, 'the writes moved the version of the session rows on');
     });
 
     /*
@@ -70,7 +71,7 @@ for (const kind of BACKENDS) {
       it(`${name}: a cached read of the session is read again`, async () => {
         const record = session(name);
         await insertSession(store.db, BOUNDARY, record);
-        const cache = new SessionReadCache();
+        const cache = new SessionReadCache(sessionRowCache(store.db));
         let reads = 0;
         const readRow = async () => {
           reads += 1;
@@ -84,5 +85,47 @@ for (const kind of BACKENDS) {
         assert.equal(reads, 2, 'read again from the database');
       });
     }
+  });
+}
+
+/*
+ * Each store (each boundary's database) owns its session-row cache and the version its read cache
+ * follows: another boundary's writes in the same process leave them alone.
+ */
+for (const kind of BACKENDS) {
+  describe(`session rows of two stores in one process on ${kind}`, () => {
+    let mine!: Store;
+    let theirs!: Store;
+    const openedMine = useStore(kind);
+    const openedTheirs = useStore(kind);
+    before(() => {
+      mine = openedMine.store;
+      theirs = openedTheirs.store;
+    });
+
+    it('a write to the other store\'s sessions neither moves this store\'s version on nor ends its kept reads', async () => {
+      assert.notEqual(sessionRowCache(mine.db), sessionRowCache(theirs.db));
+      const own = session('mine');
+      const other = session('theirs');
+      await insertSession(mine.db, BOUNDARY, own);
+      await insertSession(theirs.db, BOUNDARY, other);
+      const cache = new SessionReadCache(sessionRowCache(mine.db));
+      let reads = 0;
+      const readRow = async () => {
+        reads += 1;
+        return JSON.stringify(await findSession(mine.db, BOUNDARY, own.id));
+      };
+      await cache.read(own.id, readRow);
+      const version = sessionRowsVersionNow(mine.db);
+      await updateSessionFields(theirs.db, BOUNDARY, other.id, { title: 'renamed there' });
+      await addSessionUsage(theirs.db, other.id, { input: 1, output: 1, cached: 0 });
+      assert.equal(sessionRowsVersionNow(mine.db), version);
+      await cache.read(own.id, readRow);
+      assert.equal(reads, 1, 'still served from this boundary\'s cache');
+      await updateSessionFields(mine.db, BOUNDARY, own.id, { title: 'renamed here' });
+      assert.ok(sessionRowsVersionNow(mine.db) > version);
+      assert.match(await cache.read(own.id, readRow), /renamed here/);
+      assert.equal(reads, 2);
+    });
   });
 }

@@ -1,4 +1,4 @@
-import { sessionRowsVersionNow } from '../../store/sessions.ts';
+import type { SessionRowCache } from '../../store/session-row-cache.ts';
 
 /**
  * Enough for the sessions a client polls and their first pages; beyond either bound the cache
@@ -15,7 +15,7 @@ interface CachedRead {
 /**
  * Response bodies of session reads (one session, a page of sessions) of one boundary, kept until
  * any session row is written: an entry holds the version of the session rows
- * (store/sessions.ts) it was read at and is served only while that version is current. A read is
+ * (its store's SessionRowCache.version) it was read at and is served only while that version is current. A read is
  * kept only when no write happened while it ran, so a read that raced a write is never kept.
  * Each boundary has its own cache, so one tenant's entries are never another's answer.
  */
@@ -23,9 +23,12 @@ export class SessionReadCache {
   private readonly entries = new Map<string, CachedRead>();
   private characters = 0;
 
+  /** `rows`: the session rows of the boundary's store, whose version says when a body is stale */
+  constructor(private readonly rows: Pick<SessionRowCache, 'version'>) {}
+
   /** The kept body at once when it is current, else a promise of a fresh one. */
   read(key: string, produce: () => Promise<string>): string | Promise<string> {
-    const version = sessionRowsVersionNow();
+    const version = this.rows.version;
     const cached = this.entries.get(key);
     if (cached !== undefined && cached.version === version) return cached.body;
     return this.readAfresh(key, produce, version);
@@ -33,7 +36,7 @@ export class SessionReadCache {
 
   private async readAfresh(key: string, produce: () => Promise<string>, version: number): Promise<string> {
     const body = await produce();
-    if (sessionRowsVersionNow() === version) this.keep(key, { version, body });
+    if (this.rows.version === version) this.keep(key, { version, body });
     return body;
   }
 

@@ -8,6 +8,7 @@ import type { CatalogModel } from '../../config/models-file.ts';
 import type { CreateSessionBody, PatchSessionBody } from '../../api/schemas.ts';
 import * as sessionsTable from '../../store/sessions.ts';
 import type { ArchiveFilter, SessionCursor } from '../../store/sessions.ts';
+import { sessionRowCache } from '../../store/session-row-cache.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
 import type { RepositorySetups } from './setup.ts';
@@ -18,7 +19,7 @@ export const UNTITLED = 'New session';
 /** Session rules of CONTRACT.md §4 over the store. */
 export class SessionService {
   /** the boundary's response bodies of session reads, until a session row is written */
-  readonly readCache = new SessionReadCache();
+  readonly readCache: SessionReadCache;
 
   constructor(
     private readonly boundary: Boundary,
@@ -27,7 +28,9 @@ export class SessionService {
     private readonly setups: RepositorySetups,
     /** the session and its history are gone: whatever the runtime keeps of them goes too */
     private readonly onDeleted: (sessionId: string) => void = () => {},
-  ) {}
+  ) {
+    this.readCache = new SessionReadCache(sessionRowCache(boundary.db));
+  }
 
   async create(body: CreateSessionBody): Promise<SessionRecord> {
     if (body.repository && body.cwd !== undefined) {
