@@ -8,16 +8,15 @@ import { buildOpenApiDocument } from './api/openapi.ts';
 import { loadContract } from './api/contract.ts';
 import { buildApp } from './http/app.ts';
 import { createHandlers, type HandlerContext } from './http/handlers.ts';
-import { BoundaryRuntime } from './runtime/boundary-runtime.ts';
+import type { BoundaryRuntime } from './runtime/boundary-runtime.ts';
+import { openBoundaryRuntime, turnToolsFactory } from './runtime/open-boundary.ts';
 import { Scheduler } from './runtime/turn/scheduler.ts';
-import { createTurnTools } from './runtime/turn/turn-tools.ts';
 import { AdapterCache } from './runtime/adapters.ts';
 import { SubscriberLimits } from './http/events-route.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { endOrphanedSandboxes } from './sandbox/orphan-sweep.ts';
 import { detectHostConfinement, type ConfinementMode } from './sandbox/host-confinement.ts';
-import { boundaryTools } from './sandbox/boundary-tools.ts';
 import { createProcessGroupRunner } from './agent/tools/process-group.ts';
 import type { CatalogModel } from './config/models-file.ts';
 import { startTelemetry } from './telemetry/telemetry.ts';
@@ -79,11 +78,6 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const mcp = await startMcpServers(config, log);
   const confinement = await probingConfinement;
   const shell = { confined: confinement.confined };
-  const tools = boundaryTools({
-    sandboxRunner: config.sandboxRunner,
-    workspaceRoots,
-    hostRunner: confinement.confined ? confinement.runner : createProcessGroupRunner(),
-  });
   const adapters = new AdapterCache(catalog);
   // The tools, with TypeBox that declares their arguments, load with the first turn, not at start-up.
   const builtInRegistryFor = lazyToolRegistries({ shell });
@@ -109,19 +103,16 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   } else {
     let runtime: BoundaryRuntime;
     try {
-      runtime = await BoundaryRuntime.open(
-        { id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir, tools },
+      const hostRunner = confinement.confined ? confinement.runner : createProcessGroupRunner();
+      runtime = await openBoundaryRuntime(
         {
-          scheduler,
-          logger: log,
-          adapterFor,
-          toolsFor: async (scope) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: confinement.confined, telemetry }),
-          telemetry,
+          id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
+          tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner },
         },
+        { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry }), telemetry },
       );
     } catch (error) {
       await mcp?.close();
-      await tools.close();
       await store.close();
       throw error;
     }

@@ -12,13 +12,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { Catalog, CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
-import type { Dialect } from '../agent/providers/types.ts';
 import { openStore } from '../store/database.ts';
-import { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
+import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
+import { openBoundaryRuntime, turnToolsFactory } from '../runtime/open-boundary.ts';
 import type { Scheduler } from '../runtime/turn/scheduler.ts';
-import { createTurnTools } from '../runtime/turn/turn-tools.ts';
 import { lazyToolRegistries } from '../runtime/tool-registries.ts';
-import { boundaryTools } from '../sandbox/boundary-tools.ts';
 import { createProcessGroupRunner } from '../agent/tools/process-group.ts';
 import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
@@ -70,7 +68,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   logger.info({ tenants: provisioned.length }, 'tenants provisioned');
 
   const registryFor = lazyToolRegistries({ exclude: sandboxRunner === null ? EXECUTING_TOOLS : [] });
-  const toolsFor = async (scope: Parameters<typeof createTurnTools>[0]) => createTurnTools(scope, await registryFor(scope.session.dialect as Dialect), { confinedExecution: false, telemetry });
+  const toolsFor = turnToolsFactory(registryFor, { confinedExecution: false, telemetry });
 
   const openTenant = async (tenant: Tenant) => {
     const stateDir = tenantStateDir(stateRoot, tenant.id);
@@ -78,10 +76,13 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false });
     const sandboxHome = join(stateDir, 'sandbox-home');
     if (sandboxRunner !== null) mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
-    const tools = boundaryTools({ sandboxRunner, workspaceRoots: [tenant.workspaceRoot], hostRunner: createProcessGroupRunner(), sandboxHome });
     try {
-      const runtime = await BoundaryRuntime.open(
-        { id: tenant.id, db: store.db, workspaceRoots: [tenant.workspaceRoot], catalog, limits: config.limits, yolo: config.yolo, stateDir, tools },
+      const workspaceRoots = [tenant.workspaceRoot];
+      const runtime = await openBoundaryRuntime(
+        {
+          id: tenant.id, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir,
+          tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome },
+        },
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },
       );
       return {
@@ -93,7 +94,6 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
         },
       };
     } catch (error) {
-      await tools.close();
       await store.close();
       throw error;
     }
