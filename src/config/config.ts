@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { parseFlags, UsageError, type RawFlags } from './flags.ts';
+import { flagDefinition, parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
 import type { TenantRegistry } from './tenant-registry.ts';
 import { sandboxRunnerFileProblem } from '../sandbox/runner-file.ts';
@@ -72,26 +72,26 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const flags = parseFlags(argv);
   const text = (name: string) => flags.get(name) as string | undefined;
 
-  const host = text('host') ?? '127.0.0.1';
+  const host = text('host') ?? stringDefault('host');
   if (host.trim() === '') throw new UsageError('--host: must not be empty');
-  const port = integerFlag(flags, 'port', 4096, 0, 65535);
+  const port = integerFlag(flags, 'port');
   const allowRemote = flags.get('allow-remote') === true;
 
   const limits: Limits = {
-    maxConcurrentTurns: integerFlag(flags, 'max-concurrent-turns', 3, 1),
+    maxConcurrentTurns: integerFlag(flags, 'max-concurrent-turns'),
     maxConcurrentTurnsPerTenant: 0,
-    maxQueuedTurns: integerFlag(flags, 'max-queued-turns', 100, 1),
+    maxQueuedTurns: integerFlag(flags, 'max-queued-turns'),
     maxQueuedTurnsPerTenant: 0,
-    maxActiveTenants: integerFlag(flags, 'max-active-tenants', 16, 1),
-    maxEventSubscribers: integerFlag(flags, 'max-event-subscribers', 256, 1),
+    maxActiveTenants: integerFlag(flags, 'max-active-tenants'),
+    maxEventSubscribers: integerFlag(flags, 'max-event-subscribers'),
     maxEventSubscribersPerTenant: 0,
-    eventReplayLimit: integerFlag(flags, 'event-replay-limit', 1000, 1),
-    maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes', 33554432, 1),
-    modelStallTimeoutMs: integerFlag(flags, 'model-stall-timeout', 120, 1, 86_400) * 1000,
+    eventReplayLimit: integerFlag(flags, 'event-replay-limit'),
+    maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes'),
+    modelStallTimeoutMs: integerFlag(flags, 'model-stall-timeout') * 1000,
   };
-  limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', 2, limits.maxConcurrentTurns, 'max-concurrent-turns');
-  limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', 25, limits.maxQueuedTurns, 'max-queued-turns');
-  limits.maxEventSubscribersPerTenant = perTenantFlag(flags, 'max-event-subscribers-per-tenant', 8, limits.maxEventSubscribers, 'max-event-subscribers');
+  limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', limits.maxConcurrentTurns, 'max-concurrent-turns');
+  limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', limits.maxQueuedTurns, 'max-queued-turns');
+  limits.maxEventSubscribersPerTenant = perTenantFlag(flags, 'max-event-subscribers-per-tenant', limits.maxEventSubscribers, 'max-event-subscribers');
 
   const tenantRegistry = pathFlag(flags, 'tenant-registry', cwd);
   const tenantStateRoot = pathFlag(flags, 'tenant-state-root', cwd);
@@ -124,7 +124,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   }
   if (tenantRegistry && !databaseUrl) throw new UsageError('--tenant-registry: requires --database-url');
 
-  const logLevel = text('log-level') ?? 'info';
+  const logLevel = text('log-level') ?? stringDefault('log-level');
   if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level: must be one of ${LOG_LEVELS.join(', ')}`);
 
   const stateDir = pathFlag(flags, 'state-dir', cwd) ?? defaultStateDir(env);
@@ -143,7 +143,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     if (problem) throw new UsageError(`--sandbox-runner: ${problem}`);
   }
 
-  const metricsPort = flags.has('metrics-port') ? integerFlag(flags, 'metrics-port', 0, 0, 65535) : null;
+  const metricsPort = flags.has('metrics-port') ? integerFlag(flags, 'metrics-port') : null;
   const metricsHost = text('metrics-host') ?? host;
   if (metricsPort === null && flags.has('metrics-host')) throw new UsageError('--metrics-host: only valid with --metrics-port');
   if (metricsHost.trim() === '') throw new UsageError('--metrics-host: must not be empty');
@@ -183,9 +183,14 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
 }
 
 
-function integerFlag(flags: RawFlags, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+/** An integer flag, or its default, within the range its row of SERVE_FLAGS gives. */
+function integerFlag(flags: RawFlags, name: string): number {
+  const { default: fallback, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = flagDefinition(name);
   const raw = flags.get(name) as string | undefined;
-  if (raw === undefined) return fallback;
+  if (raw === undefined) {
+    if (typeof fallback !== 'number') throw new Error(`--${name} has no default: read it only when given`);
+    return fallback;
+  }
   if (!/^-?\d+$/.test(raw)) throw new UsageError(`--${name}: expected an integer, got "${raw}"`);
   const value = Number(raw);
   if (value < min || value > max) {
@@ -194,12 +199,18 @@ function integerFlag(flags: RawFlags, name: string, fallback: number, min: numbe
   return value;
 }
 
-/** A given per-tenant value may not exceed the global one; the default is capped by it. */
-function perTenantFlag(flags: RawFlags, name: string, fallback: number, global: number, globalName: string): number {
-  if (!flags.has(name)) return Math.min(fallback, global);
-  const value = integerFlag(flags, name, fallback, 1);
+/** A per-tenant flag may not exceed its global one; its default is capped by it. */
+function perTenantFlag(flags: RawFlags, name: string, global: number, globalName: string): number {
+  const value = integerFlag(flags, name);
+  if (!flags.has(name)) return Math.min(value, global);
   if (value > global) throw new UsageError(`--${name}: ${value} exceeds --${globalName} (${global})`);
   return value;
+}
+
+function stringDefault(name: string): string {
+  const fallback = flagDefinition(name).default;
+  if (typeof fallback !== 'string') throw new Error(`--${name} has no text default`);
+  return fallback;
 }
 
 function pathFlag(flags: RawFlags, name: string, cwd: string): string | null {

@@ -6,12 +6,18 @@ export interface FlagDefinition {
   name: string;
   kind: FlagKind;
   help: string;
+  /** the value when the flag is not given (config.ts reads it from here, --help shows it) */
+  default?: number | string;
+  /** integer flags: the range a given value must lie in (max: unbounded when absent) */
+  min?: number;
+  max?: number;
+  /** what --help says of a default that is not a plain value (a path, a rule, 'off') */
   defaultText?: string;
 }
 
 export const SERVE_FLAGS: readonly FlagDefinition[] = [
-  { name: 'host', kind: 'string', help: 'listening address', defaultText: '127.0.0.1' },
-  { name: 'port', kind: 'integer', help: 'listening port, 0 to 65535 (0 = any free port)', defaultText: '4096' },
+  { name: 'host', kind: 'string', help: 'listening address', default: '127.0.0.1' },
+  { name: 'port', kind: 'integer', help: 'listening port, 0 to 65535 (0 = any free port)', default: 4096, min: 0, max: 65535 },
   { name: 'allow-remote', kind: 'boolean', help: 'permit a non-loopback --host (requires a token)' },
   { name: 'token-file', kind: 'string', help: 'owner-only file holding the bearer token (or env SERVICE_TOKEN)' },
   { name: 'tenant-registry', kind: 'string', help: 'multi-tenant credential registry (JSON, mode 0600)' },
@@ -20,24 +26,37 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'yolo', kind: 'boolean', help: 'auto-approve tool_approval and root_access requests' },
   { name: 'cors-origin', kind: 'list', help: 'allowed browser origin, exact (repeatable)' },
   { name: 'workspace-root', kind: 'list', help: 'allowed workspace root (repeatable)', defaultText: 'current directory' },
-  { name: 'max-concurrent-turns', kind: 'integer', help: 'global running turns', defaultText: '3' },
-  { name: 'max-concurrent-turns-per-tenant', kind: 'integer', help: 'running turns per tenant', defaultText: '2' },
-  { name: 'max-queued-turns', kind: 'integer', help: 'global queue size', defaultText: '100' },
-  { name: 'max-queued-turns-per-tenant', kind: 'integer', help: 'queue size per tenant', defaultText: '25' },
-  { name: 'max-active-tenants', kind: 'integer', help: 'active tenant runtimes', defaultText: '16' },
-  { name: 'max-event-subscribers', kind: 'integer', help: 'global SSE connections', defaultText: '256' },
-  { name: 'max-event-subscribers-per-tenant', kind: 'integer', help: 'SSE connections per tenant', defaultText: '8' },
-  { name: 'event-replay-limit', kind: 'integer', help: 'events retained per access boundary', defaultText: '1000' },
-  { name: 'maximum-request-bytes', kind: 'integer', help: 'maximum encoded request body', defaultText: '33554432' },
-  { name: 'model-stall-timeout', kind: 'integer', help: 'seconds a model stream may stay silent before it is aborted and retried', defaultText: '120' },
+  { name: 'max-concurrent-turns', kind: 'integer', help: 'global running turns', default: 3, min: 1 },
+  { name: 'max-concurrent-turns-per-tenant', kind: 'integer', help: 'running turns per tenant', default: 2, min: 1 },
+  { name: 'max-queued-turns', kind: 'integer', help: 'global queue size', default: 100, min: 1 },
+  { name: 'max-queued-turns-per-tenant', kind: 'integer', help: 'queue size per tenant', default: 25, min: 1 },
+  { name: 'max-active-tenants', kind: 'integer', help: 'active tenant runtimes', default: 16, min: 1 },
+  { name: 'max-event-subscribers', kind: 'integer', help: 'global SSE connections', default: 256, min: 1 },
+  { name: 'max-event-subscribers-per-tenant', kind: 'integer', help: 'SSE connections per tenant', default: 8, min: 1 },
+  { name: 'event-replay-limit', kind: 'integer', help: 'events retained per access boundary', default: 1000, min: 1 },
+  { name: 'maximum-request-bytes', kind: 'integer', help: 'maximum encoded request body', default: 33554432, min: 1 },
+  { name: 'model-stall-timeout', kind: 'integer', help: 'seconds a model stream may stay silent before it is aborted and retried', default: 120, min: 1, max: 86_400 },
   { name: 'state-dir', kind: 'string', help: 'SQLite file and server state', defaultText: '$XDG_STATE_HOME/agentd or ~/.local/state/agentd' },
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },
   { name: 'models-file', kind: 'string', help: 'model catalog (JSON)', defaultText: '<state dir>/models.json if present' },
-  { name: 'log-level', kind: 'string', help: 'fatal, error, warn, info, debug, trace or silent', defaultText: 'info' },
-  { name: 'metrics-port', kind: 'integer', help: 'serve Prometheus metrics at /metrics on this port, no token (0 = any free port)', defaultText: 'off' },
+  { name: 'log-level', kind: 'string', help: 'fatal, error, warn, info, debug, trace or silent', default: 'info' },
+  { name: 'metrics-port', kind: 'integer', help: 'serve Prometheus metrics at /metrics on this port, no token (0 = any free port)', min: 0, max: 65535, defaultText: 'off' },
   { name: 'metrics-host', kind: 'string', help: 'address of the metrics listener (with --metrics-port)', defaultText: 'the --host address' },
   { name: 'mcp-config', kind: 'string', help: 'MCP tool servers (JSON: {"mcpServers": {…}}, docs/OPERATIONS.md)' },
 ];
+
+const FLAGS_BY_NAME = new Map(SERVE_FLAGS.map((flag) => [flag.name, flag]));
+
+/** The table's row of a flag (config.ts reads defaults and ranges through it). */
+export function flagDefinition(name: string): FlagDefinition {
+  const definition = FLAGS_BY_NAME.get(name);
+  if (!definition) throw new Error(`no flag --${name} in SERVE_FLAGS`);
+  return definition;
+}
+
+function defaultTextOf(flag: FlagDefinition): string | undefined {
+  return flag.defaultText ?? (flag.default === undefined ? undefined : String(flag.default));
+}
 
 export type RawFlags = Map<string, string | boolean | string[]>;
 
@@ -45,14 +64,13 @@ export class UsageError extends Error {}
 
 /** Parses `--name value`, `--name=value` and bare boolean flags; unknown flags are errors. */
 export function parseFlags(argv: readonly string[]): RawFlags {
-  const byName = new Map(SERVE_FLAGS.map((flag) => [flag.name, flag]));
   const flags: RawFlags = new Map();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index];
     if (!argument.startsWith('--')) throw new UsageError(`unexpected argument: ${argument}`);
     const equals = argument.indexOf('=');
     const name = argument.slice(2, equals === -1 ? undefined : equals);
-    const definition = byName.get(name);
+    const definition = FLAGS_BY_NAME.get(name);
     if (!definition) throw new UsageError(`--${name}: unknown option`);
     let value: string | undefined = equals === -1 ? undefined : argument.slice(equals + 1);
     if (definition.kind === 'boolean') {
@@ -82,7 +100,7 @@ export function formatServeHelp(): string {
   const lines = ['Usage: agentd serve [options]', '', 'Options:'];
   const rows = SERVE_FLAGS.map((flag) => ({
     left: `  --${flag.name}${flag.kind === 'boolean' ? '' : ' <value>'}`,
-    right: flag.help + (flag.defaultText ? ` (default: ${flag.defaultText})` : ''),
+    right: flag.help + (defaultTextOf(flag) ? ` (default: ${defaultTextOf(flag)})` : ''),
   }));
   // the widest option name sets the column, with two spaces to spare
   const width = Math.max(...rows.map((row) => row.left.length)) + 2;

@@ -1,0 +1,57 @@
+/** Flag defaults and ranges are written once, in SERVE_FLAGS: Config and --help both read them there. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, UsageError } from '../../src/config/config.ts';
+import { formatServeHelp, SERVE_FLAGS } from '../../src/config/flags.ts';
+
+const NO_TOKEN = {};
+
+async function withStateDir<T>(run: (stateDir: string) => Promise<T>): Promise<T> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'agentd-flags-'));
+  try {
+    return await run(stateDir);
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+describe('the flag table', () => {
+  it('gives Config the defaults --help shows', async () => {
+    await withStateDir(async (stateDir) => {
+      const config = await loadConfig(['--state-dir', stateDir], NO_TOKEN, stateDir);
+      const valueOf: Record<string, unknown> = {
+        host: config.host, port: config.port, 'log-level': config.logLevel,
+        'max-concurrent-turns': config.limits.maxConcurrentTurns, 'max-concurrent-turns-per-tenant': config.limits.maxConcurrentTurnsPerTenant,
+        'max-queued-turns': config.limits.maxQueuedTurns, 'max-queued-turns-per-tenant': config.limits.maxQueuedTurnsPerTenant,
+        'max-active-tenants': config.limits.maxActiveTenants, 'max-event-subscribers': config.limits.maxEventSubscribers,
+        'max-event-subscribers-per-tenant': config.limits.maxEventSubscribersPerTenant, 'event-replay-limit': config.limits.eventReplayLimit,
+        'maximum-request-bytes': config.limits.maximumRequestBytes, 'model-stall-timeout': config.limits.modelStallTimeoutMs / 1000,
+      };
+      const help = formatServeHelp();
+      for (const flag of SERVE_FLAGS.filter((row) => row.default !== undefined)) {
+        assert.equal(valueOf[flag.name], flag.default, `--${flag.name}`);
+        assert.match(help, new RegExp(`--${flag.name} .*\\(default: ${flag.default}\\)`));
+      }
+      assert.equal(Object.keys(valueOf).length, SERVE_FLAGS.filter((row) => row.default !== undefined).length, 'every default is checked');
+    });
+  });
+
+  it('refuses an integer just outside the range its row gives, and takes the bounds themselves', async () => {
+    await withStateDir(async (stateDir) => {
+      for (const flag of SERVE_FLAGS.filter((row) => row.kind === 'integer')) {
+        const bounds = [flag.min, flag.max].filter((bound): bound is number => bound !== undefined);
+        assert.ok(bounds.length > 0, `--${flag.name} has a range`);
+        for (const [value, accepted] of bounds.flatMap((bound): [number, boolean][] => [[bound, true], [bound === flag.min ? bound - 1 : bound + 1, false]])) {
+          // a per-tenant limit may not exceed its global one: give the global room
+          const argv = ['--state-dir', stateDir, `--${flag.name}`, String(value), ...(flag.name.endsWith('-per-tenant') ? [`--${flag.name.replace('-per-tenant', '')}`, String(value + 1)] : [])];
+          const loading = loadConfig(argv, NO_TOKEN, stateDir);
+          if (accepted) await loading;
+          else await assert.rejects(loading, (error: unknown) => error instanceof UsageError && error.message.startsWith(`--${flag.name}: must be`));
+        }
+      }
+    });
+  });
+});
