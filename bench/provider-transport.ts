@@ -6,7 +6,7 @@
  *
  *   node --import tsx bench/provider-transport.ts      (BENCH_REQUESTS per round, BENCH_ROUNDS rounds)
  */
-import { createOpenAIResponsesAdapter } from '../src/agent/providers/openai-responses.ts';
+import { createOpenAIResponsesAdapter } from '../src/agent/providers/openai-responses/adapter.ts';
 import type { ModelRequest, ProviderAdapter } from '../src/agent/providers/types.ts';
 import { startFakeModel } from './support/children.ts';
 import { fixed, median, runIfMain } from './support/report.ts';

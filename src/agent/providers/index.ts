@@ -7,14 +7,14 @@
  * 'openai-chat' (plain-text reasoning). The Anthropic and Chat adapters drop what they cannot
  * read themselves; the Responses adapter is given its input with such items filtered out here.
  */
-import { isAnthropicOnlyItem } from './anthropic-convert.ts';
-import { createAnthropicMessagesAdapter } from './anthropic-messages.ts';
-import { createOpenAIChatAdapter } from './openai-chat.ts';
-import { createOpenAIResponsesAdapter } from './openai-responses.ts';
+import { isAnthropicOnlyItem } from './anthropic-messages/convert.ts';
+import { createAnthropicMessagesAdapter } from './anthropic-messages/adapter.ts';
+import { createOpenAIChatAdapter } from './openai-chat/adapter.ts';
+import { createOpenAIResponsesAdapter } from './openai-responses/adapter.ts';
 import type { CanonicalItem, ConnectionSettings, Dialect, ProviderAdapter } from './types.ts';
 
-export { ANTHROPIC_ORIGIN, isAnthropicOnlyItem } from './anthropic-convert.ts';
-export { CHAT_ORIGIN } from './openai-chat.ts';
+export { ANTHROPIC_ORIGIN, isAnthropicOnlyItem } from './anthropic-messages/convert.ts';
+export { CHAT_ORIGIN } from './openai-chat/adapter.ts';
 
 export interface ProviderAdapterOptions {
   fetch?: typeof fetch;

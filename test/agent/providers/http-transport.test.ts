@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { providerRequest, responseHeaders } from '../../../src/agent/providers/http-transport.ts';
-import { createOpenAIResponsesAdapter } from '../../../src/agent/providers/openai-responses.ts';
+import { createOpenAIResponsesAdapter } from '../../../src/agent/providers/openai-responses/adapter.ts';
 import { ProviderError } from '../../../src/agent/providers/types.ts';
-import { caught, collect, modelRequest } from './openai-responses-harness.ts';
+import { caught, collect, modelRequest } from './openai-responses/harness.ts';
 
 interface Seen {
   method: string;

@@ -10,9 +10,9 @@
  */
 import OpenAI from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseInput, Tool } from 'openai/resources/responses/responses';
-import { isAbortError, providerErrorFromStreamPayload, streamEndedEarlyError, toProviderError } from './provider-error.ts';
-import { eventStreamPayloads, openAIPayloads } from './stream-payloads.ts';
-import { postForStream } from './stream-request.ts';
+import { isAbortError, providerErrorFromStreamPayload, streamEndedEarlyError, toProviderError } from '../provider-error.ts';
+import { eventStreamPayloads, openAIPayloads } from '../stream-payloads.ts';
+import { postForStream } from '../stream-request.ts';
 import type {
   CanonicalItem,
   Completion,
@@ -24,7 +24,7 @@ import type {
   ToolKind,
   ToolSpec,
   Usage,
-} from './types.ts';
+} from '../types.ts';
 
 export interface OpenAIResponsesAdapterOptions {
   fetch?: typeof fetch;

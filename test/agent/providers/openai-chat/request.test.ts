@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildChatRequest, createOpenAIChatAdapter } from '../../../src/agent/providers/openai-chat.ts';
-import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../src/agent/providers/types.ts';
-import { startFakeProvider, type FakeProvider } from '../../support/fake-provider.ts';
+import { buildChatRequest, createOpenAIChatAdapter } from '../../../../src/agent/providers/openai-chat/adapter.ts';
+import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../../src/agent/providers/types.ts';
+import { startFakeProvider, type FakeProvider } from '../../../support/fake-provider.ts';
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
   return {

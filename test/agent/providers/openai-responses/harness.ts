@@ -1,5 +1,5 @@
 /** Shared by the OpenAI Responses adapter tests: drain a stream into something easy to assert on. */
-import type { CanonicalItem, ModelRequest, ProviderEvent } from '../../../src/agent/providers/types.ts';
+import type { CanonicalItem, ModelRequest, ProviderEvent } from '../../../../src/agent/providers/types.ts';
 
 export interface CollectedStream {
   events: ProviderEvent[];

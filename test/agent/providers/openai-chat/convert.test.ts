@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalToChatMessages, chatTools } from '../../../src/agent/providers/chat-convert.ts';
-import type { CanonicalItem } from '../../../src/agent/providers/types.ts';
+import { canonicalToChatMessages, chatTools } from '../../../../src/agent/providers/openai-chat/convert.ts';
+import type { CanonicalItem } from '../../../../src/agent/providers/types.ts';
 
 test('canonical history becomes Chat messages with every tool call id kept', () => {
   const history: CanonicalItem[] = [

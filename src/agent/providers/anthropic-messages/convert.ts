@@ -10,7 +10,7 @@
  * another provider cannot be sent to Anthropic and is dropped here.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { CanonicalItem } from './types.ts';
+import type { CanonicalItem } from '../types.ts';
 
 export const ANTHROPIC_ORIGIN = 'anthropic';
 

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildAnthropicRequest, createAnthropicMessagesAdapter } from '../../../src/agent/providers/anthropic-messages.ts';
-import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../src/agent/providers/types.ts';
-import { startFakeProvider, type FakeProvider } from '../../support/fake-provider.ts';
+import { buildAnthropicRequest, createAnthropicMessagesAdapter } from '../../../../src/agent/providers/anthropic-messages/adapter.ts';
+import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../../src/agent/providers/types.ts';
+import { startFakeProvider, type FakeProvider } from '../../../support/fake-provider.ts';
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
   return {

@@ -7,12 +7,12 @@
  * lacks its closing blank line is dropped (as the SDK drops it).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } from './anthropic-convert.ts';
-import { customToolParameters } from './chat-convert.ts';
-import { readPayloadStream, type PayloadStreamReader } from './payload-stream.ts';
-import { anthropicPayloads, eventStreamPayloads } from './stream-payloads.ts';
-import { postForStream } from './stream-request.ts';
-import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from './types.ts';
+import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } from './convert.ts';
+import { customToolParameters } from '../openai-chat/convert.ts';
+import { readPayloadStream, type PayloadStreamReader } from '../payload-stream.ts';
+import { anthropicPayloads, eventStreamPayloads } from '../stream-payloads.ts';
+import { postForStream } from '../stream-request.ts';
+import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from '../types.ts';
 
 export interface AnthropicAdapterOptions {
   fetch?: typeof fetch;

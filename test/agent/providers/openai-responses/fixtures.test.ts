@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createOpenAIResponsesAdapter } from '../../../src/agent/providers/openai-responses.ts';
-import { ProviderError, type ProviderAdapter } from '../../../src/agent/providers/types.ts';
-import { type FakeProvider, startFakeProvider } from '../../support/fake-provider.ts';
-import { fixtureResponsesAsSse, listFixtures } from '../../support/fixtures.ts';
-import { caught, collect, modelRequest } from './openai-responses-harness.ts';
+import { createOpenAIResponsesAdapter } from '../../../../src/agent/providers/openai-responses/adapter.ts';
+import { ProviderError, type ProviderAdapter } from '../../../../src/agent/providers/types.ts';
+import { type FakeProvider, startFakeProvider } from '../../../support/fake-provider.ts';
+import { fixtureResponsesAsSse, listFixtures } from '../../../support/fixtures.ts';
+import { caught, collect, modelRequest } from './harness.ts';
 
 let fake: FakeProvider;
 let adapter: ProviderAdapter;

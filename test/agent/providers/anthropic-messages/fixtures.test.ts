@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalToAnthropic } from '../../../src/agent/providers/anthropic-convert.ts';
-import { createAnthropicMessagesAdapter } from '../../../src/agent/providers/anthropic-messages.ts';
-import type { ModelRequest } from '../../../src/agent/providers/types.ts';
-import { fixtureAsSse, fixturePayloads, listFixtures } from '../../support/fixtures.ts';
-import { collectReplay, modelRequest, replayingFetch, type Replay } from './replay-support.ts';
+import { canonicalToAnthropic } from '../../../../src/agent/providers/anthropic-messages/convert.ts';
+import { createAnthropicMessagesAdapter } from '../../../../src/agent/providers/anthropic-messages/adapter.ts';
+import type { ModelRequest } from '../../../../src/agent/providers/types.ts';
+import { fixtureAsSse, fixturePayloads, listFixtures } from '../../../support/fixtures.ts';
+import { collectReplay, modelRequest, replayingFetch, type Replay } from '../replay-support.ts';
 
 const request = (overrides: Partial<ModelRequest> = {}) => modelRequest(overrides, 'claude-test');
 

@@ -8,11 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
-import { canonicalToChatMessages, chatTools } from './chat-convert.ts';
-import { readPayloadStream, type PayloadStreamReader } from './payload-stream.ts';
-import { eventStreamPayloads, openAIPayloads } from './stream-payloads.ts';
-import { postForStream } from './stream-request.ts';
-import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from './types.ts';
+import { canonicalToChatMessages, chatTools } from './convert.ts';
+import { readPayloadStream, type PayloadStreamReader } from '../payload-stream.ts';
+import { eventStreamPayloads, openAIPayloads } from '../stream-payloads.ts';
+import { postForStream } from '../stream-request.ts';
+import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from '../types.ts';
 
 export interface OpenAIChatAdapterOptions {
   fetch?: typeof fetch;

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createOpenAIChatAdapter } from '../../../src/agent/providers/openai-chat.ts';
-import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../src/agent/providers/types.ts';
-import { fixtureAsSse, listFixtures } from '../../support/fixtures.ts';
-import { collectReplay, modelRequest, replayingFetch, type Replay } from './replay-support.ts';
+import { createOpenAIChatAdapter } from '../../../../src/agent/providers/openai-chat/adapter.ts';
+import { ProviderError, type CanonicalItem, type ModelRequest, type ProviderEvent } from '../../../../src/agent/providers/types.ts';
+import { fixtureAsSse, listFixtures } from '../../../support/fixtures.ts';
+import { collectReplay, modelRequest, replayingFetch, type Replay } from '../replay-support.ts';
 
 function adapterFor(fixture: string, provider: string) {
   return createOpenAIChatAdapter({ provider, baseUrl: 'https://chat.example.test/v1', apiKey: 'test-key-chat' }, { fetch: replayingFetch(fixtureAsSse(fixture), 'text/event-stream') });

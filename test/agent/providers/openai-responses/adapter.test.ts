@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { buildResponsesRequest, createOpenAIResponsesAdapter, responsesRequestJson } from '../../../src/agent/providers/openai-responses.ts';
-import { ProviderError, type ProviderAdapter } from '../../../src/agent/providers/types.ts';
-import { type FakeProvider, fakeEncryptedReasoning, startFakeProvider } from '../../support/fake-provider.ts';
-import { fixturePath } from '../../support/fixtures.ts';
+import { buildResponsesRequest, createOpenAIResponsesAdapter, responsesRequestJson } from '../../../../src/agent/providers/openai-responses/adapter.ts';
+import { ProviderError, type ProviderAdapter } from '../../../../src/agent/providers/types.ts';
+import { type FakeProvider, fakeEncryptedReasoning, startFakeProvider } from '../../../support/fake-provider.ts';
+import { fixturePath } from '../../../support/fixtures.ts';
 import { readFileSync } from 'node:fs';
-import { caught, collect, modelRequest } from './openai-responses-harness.ts';
+import { caught, collect, modelRequest } from './harness.ts';
 
 const API_KEY = 'sk-test-abcdefghijklmnop';
 let fake: FakeProvider;

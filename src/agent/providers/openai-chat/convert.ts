@@ -6,7 +6,7 @@
  * one string parameter `input`; their calls as function calls with arguments `{"input": "…"}`.
  */
 import type OpenAI from 'openai';
-import type { CanonicalItem, ToolSpec } from './types.ts';
+import type { CanonicalItem, ToolSpec } from '../types.ts';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type AssistantMessage = OpenAI.Chat.ChatCompletionAssistantMessageParam;
