@@ -1,4 +1,5 @@
 import type { Usage } from './providers/types.ts';
+import { descriptorOf } from './providers/dialects.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 
 /** Adds one model step's usage into the running total; null stays null only if every step was null. */
@@ -31,11 +32,11 @@ export function costOf(model: CatalogModel, usage: Usage | null): number | null 
 }
 
 /**
- * `input_tokens` as the provider itself reports it: Anthropic's excludes cache reads and writes
- * (they have their own fields), the OpenAI dialects' includes cached tokens.
+ * `input_tokens` as the provider itself reports it: with the cached tokens where its dialect counts
+ * them in (the descriptor's inputTokensIncludeCached), else without cache reads and writes.
  */
 export function providerInputTokens(model: CatalogModel, usage: Usage): number {
-  if (model.dialect !== 'anthropic-messages') return usage.inputTokens;
+  if (descriptorOf(model.dialect).inputTokensIncludeCached) return usage.inputTokens;
   return Math.max(0, usage.inputTokens - usage.cachedTokens - (usage.cacheCreationTokens ?? 0));
 }
 

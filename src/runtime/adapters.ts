@@ -16,7 +16,8 @@ export class AdapterCache {
       const connection = this.catalog.connections.get(model.connection);
       if (!connection) throw new Error(`connection "${model.connection}" is not configured`);
       const { createProviderAdapter } = await import('../agent/providers/index.ts');
-      adapter = this.adapters.get(model.connection) ?? createProviderAdapter(connection.dialect, { provider: connection.provider, baseUrl: connection.baseUrl, apiKey: connection.apiKey });
+      const created = await createProviderAdapter(connection.dialect, { provider: connection.provider, baseUrl: connection.baseUrl, apiKey: connection.apiKey });
+      adapter = this.adapters.get(model.connection) ?? created;
       this.adapters.set(model.connection, adapter);
     }
     return adapter;

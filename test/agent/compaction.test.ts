@@ -66,12 +66,12 @@ describe('summarizeContext', () => {
     fake = await startFakeProvider();
   });
   after(async () => fake.close());
-  const adapter = () => createProviderAdapter('openai-responses', { provider: 'fake', baseUrl: fake.baseUrl, apiKey: null });
+  const adapter = async () => await createProviderAdapter('openai-responses', { provider: 'fake', baseUrl: fake.baseUrl, apiKey: null });
 
   it('asks the model once, without tools, and summarises only the newest part that fits the window', async () => {
     const context = [user('old '.repeat(2_000)), assistant('old answer'), user('recent question'), assistant('recent answer')];
     fake.enqueue({ kind: 'reply', text: '  The summary.  ' });
-    const summary = await summarizeContext({ adapter: adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: 1_000, context, listener, signal: new AbortController().signal });
+    const summary = await summarizeContext({ adapter: await adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: 1_000, context, listener, signal: new AbortController().signal });
     assert.equal(summary.text, 'The summary.');
     const body = fake.requests[fake.requests.length - 1].body;
     assert.ok(!body.tools || body.tools.length === 0);
@@ -83,7 +83,7 @@ describe('summarizeContext', () => {
   it('offers the tools only when the context holds tool calls, and takes the text of a reply that calls one anyway', async () => {
     fake.enqueue({ kind: 'reply', text: 'Ran a shell command.', toolCalls: [{ name: 'shell', arguments: '{}' }] });
     const context = [user('list files'), call('c1'), output('c1', 'a.txt'), assistant('There is a.txt.')];
-    const summary = await summarizeContext({ adapter: adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: null, context, listener, signal: new AbortController().signal });
+    const summary = await summarizeContext({ adapter: await adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: null, context, listener, signal: new AbortController().signal });
     assert.equal(summary.text, 'Ran a shell command.');
     const body = fake.requests[fake.requests.length - 1].body;
     assert.deepEqual(body.tools.map((tool: any) => tool.name), ['shell']);
@@ -93,7 +93,7 @@ describe('summarizeContext', () => {
   it('refuses an empty summary rather than wiping the context', async () => {
     fake.enqueue({ kind: 'reply', text: '   ' });
     await assert.rejects(
-      summarizeContext({ adapter: adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: null, context: [user('q'), assistant('a')], listener, signal: new AbortController().signal }),
+      summarizeContext({ adapter: await adapter(), transportModel: 'm', tools: [shellSpec], contextWindow: null, context: [user('q'), assistant('a')], listener, signal: new AbortController().signal }),
       /empty summary/,
     );
   });

@@ -1,5 +1,5 @@
-import { isAbortError, streamEndedEarlyError, toProviderError } from './provider-error.ts';
-import type { ConnectionSettings, ProviderEvent } from './types.ts';
+import { isAbortError, streamEndedEarlyError, toProviderError, type ProviderErrorContext } from './provider-error.ts';
+import type { ProviderEvent } from './types.ts';
 
 /** Reads one dialect's stream payloads into provider events. */
 export interface PayloadStreamReader<Event> {
@@ -19,7 +19,7 @@ export interface PayloadStreamReader<Event> {
 export async function* readPayloadStream<Event>(
   open: () => Promise<AsyncIterable<Event[]>>,
   reader: PayloadStreamReader<Event>,
-  connection: ConnectionSettings,
+  errorContext: ProviderErrorContext,
   signal: AbortSignal,
 ): AsyncGenerator<ProviderEvent> {
   try {
@@ -28,11 +28,11 @@ export async function* readPayloadStream<Event>(
     }
   } catch (error) {
     if (signal.aborted || isAbortError(error)) throw abortError(signal, error);
-    throw toProviderError(error, { provider: connection.provider, apiKey: connection.apiKey });
+    throw toProviderError(error, errorContext);
   }
   // A body that ends quietly because the request was aborted is a cancelled step, not a short one.
   if (signal.aborted) throw abortError(signal, null);
-  if (!reader.ended()) throw streamEndedEarlyError(connection.provider);
+  if (!reader.ended()) throw streamEndedEarlyError(errorContext.provider);
   yield* reader.finish();
 }
 

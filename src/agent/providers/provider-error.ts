@@ -1,18 +1,27 @@
 /**
  * Turns whatever a provider call threw into a ProviderError, the one failure shape the runtime
- * retries from. Shared by every adapter: the OpenAI and Anthropic SDKs throw the same kinds of
- * errors (HTTP errors with a status, errors found inside a 200 stream with no status, and
- * connection errors), only the body layouts differ.
+ * retries from. Shared by every adapter: each adapter names its SDK's error classes in the context,
+ * and every SDK throws the same kinds of errors (HTTP errors with a status, errors found inside a
+ * 200 stream with no status, and connection errors), only the body layouts differ.
  *
  * Messages name the provider and the status and never contain an API key.
  */
-import { APIConnectionError as AnthropicConnectionError, APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
-import { APIConnectionError as OpenAIConnectionError, APIError as OpenAIAPIError } from 'openai';
 import { type HeaderSource, retryAfterMsFromHeaders } from './retry-hints.ts';
+import type { RateLimitHeaders } from './dialect-descriptor.ts';
 import { ProviderError } from './types.ts';
+
+/** The error classes of the SDK an adapter reads its failures with (openai, @anthropic-ai/sdk). */
+export interface SdkErrorClasses {
+  APIError: abstract new (...args: never[]) => Error & { status?: number | undefined; error?: unknown; headers?: unknown };
+  APIConnectionError: abstract new (...args: never[]) => Error;
+}
 
 export interface ProviderErrorContext {
   provider: string;
+  /** the adapter's SDK: its errors are read as HTTP, stream and connection failures */
+  sdk?: SdkErrorClasses;
+  /** the rate-limit headers of the adapter's provider, for a retry's wait (retry-hints.ts) */
+  rateLimits?: RateLimitHeaders;
   /** the key used for the call, scrubbed from messages wherever the provider echoed it */
   apiKey?: string | null;
 }
@@ -83,12 +92,12 @@ export function isAbortError(error: unknown): boolean {
 /** Any thrown value to a ProviderError. Callers rethrow aborts themselves (see isAbortError). */
 export function toProviderError(error: unknown, context: ProviderErrorContext): ProviderError {
   if (error instanceof ProviderError) return error;
-  if (error instanceof OpenAIConnectionError || error instanceof AnthropicConnectionError) {
+  if (context.sdk && error instanceof context.sdk.APIConnectionError) {
     // The SDK's own message is only "Connection error."; the cause says what failed (a refused
     // connection, a certificate the system does not trust).
     return connectionError(context, describeCause(error), error.constructor.name === 'APIConnectionTimeoutError');
   }
-  if (error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) {
+  if (context.sdk && error instanceof context.sdk.APIError) {
     const headers = (error.headers ?? null) as HeaderSource;
     if (typeof error.status === 'number') return providerErrorFromHttp(context, error.status, error.error, headers);
     // A status-less APIError is an error event the SDK found inside a 200 stream.
@@ -119,7 +128,7 @@ export function providerErrorFromHttp(
   const code = described.code ?? `http_${status}`;
   const detail = described.message ?? 'no error message';
   const message = `${context.provider} returned HTTP ${status} (${code}): ${detail}`;
-  return new ProviderError(context.provider, status, code, scrub(message, context), retryable, retryAfterMsFromHeaders(headers));
+  return new ProviderError(context.provider, status, code, scrub(message, context), retryable, retryAfterMsFromHeaders(headers, Date.now(), context.rateLimits ?? null));
 }
 
 /**

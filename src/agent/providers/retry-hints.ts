@@ -2,12 +2,12 @@
  * How long a provider asked us to wait before retrying, read from its response headers.
  *
  * Precedence follows the official SDKs: `retry-after-ms`, then `retry-after` (seconds or an HTTP
- * date). Without either, the rate-limit reset headers are used: OpenAI's
- * `x-ratelimit-reset-{requests,tokens}` hold relative Go-style durations ("6m0s", "12ms"), and
- * Anthropic's `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-reset` hold absolute
- * RFC 3339 timestamps. When some limit reports `remaining: 0`, the longest reset among those
- * exhausted limits wins (that is the one that blocks us); otherwise the shortest reset is used.
+ * date). Without either, the rate-limit reset headers of the adapter's provider are read (its
+ * dialect's `rateLimits`: relative Go-style durations such as "6m0s", or absolute RFC 3339 times). When
+ * some limit reports `remaining: 0`, the longest reset among those exhausted limits wins (that is
+ * the one that blocks us); otherwise the shortest reset is used.
  */
+import type { RateLimitHeaders } from './dialect-descriptor.ts';
 
 export type HeaderSource =
   | Headers
@@ -15,11 +15,9 @@ export type HeaderSource =
   | null
   | undefined;
 
-const OPENAI_LIMITS = ['requests', 'tokens'];
-const ANTHROPIC_LIMITS = ['requests', 'tokens', 'input-tokens', 'output-tokens'];
 
 /** Milliseconds to wait before retrying, or null when the headers do not say. */
-export function retryAfterMsFromHeaders(headers: HeaderSource, now: number = Date.now()): number | null {
+export function retryAfterMsFromHeaders(headers: HeaderSource, now: number = Date.now(), rateLimits: RateLimitHeaders | null = null): number | null {
   if (!headers) return null;
   const read = headerReader(headers);
 
@@ -32,16 +30,14 @@ export function retryAfterMsFromHeaders(headers: HeaderSource, now: number = Dat
     if (parsed !== null) return parsed;
   }
 
-  const resets: LimitReset[] = [
-    ...OPENAI_LIMITS.map((limit) => ({
-      waitMs: parseGoDuration(read(`x-ratelimit-reset-${limit}`) ?? ''),
-      remaining: parseNonNegativeNumber(read(`x-ratelimit-remaining-${limit}`)),
-    })),
-    ...ANTHROPIC_LIMITS.map((limit) => ({
-      waitMs: parseTimestampDelay(read(`anthropic-ratelimit-${limit}-reset`) ?? '', now),
-      remaining: parseNonNegativeNumber(read(`anthropic-ratelimit-${limit}-remaining`)),
-    })),
-  ];
+  if (rateLimits === null) return null;
+  const resets: LimitReset[] = rateLimits.limits.map((limit) => {
+    const reset = read(rateLimits.resetHeader(limit)) ?? '';
+    return {
+      waitMs: rateLimits.resetFormat === 'go-duration' ? parseGoDuration(reset) : parseTimestampDelay(reset, now),
+      remaining: parseNonNegativeNumber(read(rateLimits.remainingHeader(limit))),
+    };
+  });
   return pickReset(resets);
 }
 

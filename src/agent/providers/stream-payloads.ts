@@ -6,16 +6,13 @@
  * a sixth of a turn's CPU (docs/BENCHMARKS.md, "Fifth pass"). The format itself is parsed by
  * eventsource-parser (already the client's parser); payloads come out as one batch per network chunk.
  *
- * Which messages carry a payload, and which are errors, is decided exactly as each SDK's own stream
- * reader decides (openai 6.x and @anthropic-ai/sdk `Stream.fromSSEResponse`): the same payloads, and
+ * Which messages carry a payload, and which are errors, is each dialect's PayloadRule (its folder's
+ * payloads.ts), decided exactly as each SDK's own stream reader decides (openai 6.x and @anthropic-ai/sdk `Stream.fromSSEResponse`): the same payloads, and
  * the same SDK error classes for an error sent inside a 200 stream. One difference, from the
  * format's rules: a message with no `data` line is no message at all (the openai reader failed on
  * one with a JSON syntax error; no provider sends one).
  */
-import Anthropic from '@anthropic-ai/sdk';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import OpenAI from 'openai';
-import { tryParseJson } from './provider-error.ts';
 
 /** A dialect's rule: the message's payload, undefined to skip it, or a throw for an error message. */
 export type PayloadRule<Payload> = (message: EventSourceMessage) => Payload | undefined;
@@ -68,34 +65,3 @@ export async function* eventStreamPayloads<Payload>(body: AsyncIterable<Uint8Arr
 }
 
 const CR = 13;
-
-/** openai: `[DONE]` ends the stream, a payload carrying `error` is an APIError. */
-export function openAIPayloads(response: { readonly headers: Headers }): PayloadRule<unknown> {
-  let done = false;
-  return (message) => {
-    if (done) return undefined;
-    if (message.data.startsWith('[DONE]')) {
-      done = true;
-      return undefined;
-    }
-    // Assistants' events (never sent by the endpoints we call) come wrapped, as the SDK wraps them.
-    if (message.event?.startsWith('thread.')) return { event: message.event, data: JSON.parse(message.data) };
-    const payload = JSON.parse(message.data) as { error?: unknown } | null;
-    if (payload && payload.error) throw new OpenAI.APIError(undefined, payload.error as object, undefined, response.headers);
-    return payload;
-  };
-}
-
-/** Anthropic: `ping` and unnamed messages are skipped, an `error` message is an APIError, empty data is skipped. */
-export function anthropicPayloads(response: { readonly headers: Headers }): PayloadRule<unknown> {
-  return (message) => {
-    if (message.event === undefined || message.event === 'ping') return undefined;
-    if (message.event === 'error') {
-      const body = tryParseJson(message.data) ?? message.data;
-      const type = (body as { error?: { type?: unknown } } | null)?.error?.type;
-      throw new Anthropic.APIError(undefined, body as object, undefined, response.headers, (type ?? null) as ConstructorParameters<typeof Anthropic.APIError>[4]);
-    }
-    if (!message.data) return undefined;
-    return JSON.parse(message.data);
-  };
-}

@@ -18,10 +18,11 @@ import { readFileTool } from './read-file.ts';
 import { createSearchTool, type SearchToolOptions } from './search/search-tool.ts';
 import { createShellTool, type ShellToolOptions } from './shell.ts';
 import { failure, ToolError, type Tool, type ToolContext, type ToolOutcome, type ToolPlan } from './types.ts';
+import { descriptorOf } from '../providers/dialects.ts';
 import { updatePlanTool } from './update-plan.ts';
 
 export interface ToolRegistryOptions {
-  /** apply_patch is a custom (freeform) tool on openai-responses and a function tool elsewhere */
+  /** apply_patch is a custom (freeform) tool where the dialect takes free text, a function tool elsewhere */
   dialect: Dialect;
   shell?: ShellToolOptions;
   search?: SearchToolOptions;
@@ -60,7 +61,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     readFileTool,
     listDirTool,
     createSearchTool(options.search),
-    createApplyPatchTool(options.dialect === 'openai-responses' ? 'custom' : 'function'),
+    createApplyPatchTool(descriptorOf(options.dialect).freeformTools ? 'custom' : 'function'),
     updatePlanTool,
     enterPlanModeTool,
     exitPlanModeTool,

@@ -12,10 +12,12 @@ import {
   toProviderError,
 } from '../../../src/agent/providers/provider-error.ts';
 import { ProviderError } from '../../../src/agent/providers/types.ts';
+import { OPENAI_RATE_LIMITS } from '../../../src/agent/providers/openai-responses/rate-limits.ts';
+import { ANTHROPIC_RATE_LIMITS } from '../../../src/agent/providers/anthropic-messages/rate-limits.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
-const openai = { provider: 'openai', apiKey: 'sk-proj-secret-key-0123456789' };
-const anthropic = { provider: 'anthropic', apiKey: 'sk-ant-api03-secret-0123456789' };
+const openai = { provider: 'openai', apiKey: 'sk-proj-secret-key-0123456789', sdk: OpenAI, rateLimits: OPENAI_RATE_LIMITS };
+const anthropic = { provider: 'anthropic', apiKey: 'sk-ant-api03-secret-0123456789', sdk: Anthropic, rateLimits: ANTHROPIC_RATE_LIMITS };
 const readJson = (relative: string) => JSON.parse(readFileSync(fixturePath(relative), 'utf8'));
 
 describe('HTTP errors from the SDKs', () => {

@@ -68,7 +68,7 @@ for (const file of errorFiles) {
       assert.equal(status, expected.status, 'the status comes from the file name');
       const body = readFileSync(fixturePath(`errors/${file}`));
       const fetchError: typeof fetch = async () => new Response(body, { status, headers: { 'content-type': 'application/json' } });
-      const adapter = createProviderAdapter(dialect, { provider, baseUrl: 'https://provider.example.test/v1', apiKey: 'sk-test-secret-value' }, { fetch: fetchError });
+      const adapter = await createProviderAdapter(dialect, { provider, baseUrl: 'https://provider.example.test/v1', apiKey: 'sk-test-secret-value' }, { fetch: fetchError });
       let failure: unknown;
       try {
         for await (const event of adapter.stream(request, new AbortController().signal)) assert.fail(`no event expected, got ${event.type}`);

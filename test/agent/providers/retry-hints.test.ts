@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseGoDuration, parseRetryAfter, retryAfterMsFromHeaders } from '../../../src/agent/providers/retry-hints.ts';
+import { OPENAI_RATE_LIMITS } from '../../../src/agent/providers/openai-responses/rate-limits.ts';
+import { ANTHROPIC_RATE_LIMITS } from '../../../src/agent/providers/anthropic-messages/rate-limits.ts';
 
 const NOW = Date.parse('2025-08-21T12:40:00Z');
 
@@ -35,9 +37,9 @@ describe('parseRetryAfter', () => {
 describe('retryAfterMsFromHeaders', () => {
   test('retry-after-ms wins over retry-after, which wins over reset headers', () => {
     const all = { 'retry-after-ms': '150', 'retry-after': '9', 'x-ratelimit-reset-requests': '1m0s' };
-    assert.equal(retryAfterMsFromHeaders(all, NOW), 150);
+    assert.equal(retryAfterMsFromHeaders(all, NOW, OPENAI_RATE_LIMITS), 150);
     const { 'retry-after-ms': _unused, ...withoutMs } = all;
-    assert.equal(retryAfterMsFromHeaders(withoutMs, NOW), 9000);
+    assert.equal(retryAfterMsFromHeaders(withoutMs, NOW, OPENAI_RATE_LIMITS), 9000);
   });
 
   test('accepts Fetch Headers and plain objects with any header case', () => {
@@ -53,11 +55,12 @@ describe('retryAfterMsFromHeaders', () => {
       'x-ratelimit-remaining-tokens': '0',
       'x-ratelimit-reset-tokens': '6m0s',
     };
-    assert.equal(retryAfterMsFromHeaders(headers, NOW), 360_000);
+    assert.equal(retryAfterMsFromHeaders(headers, NOW, OPENAI_RATE_LIMITS), 360_000);
+    assert.equal(retryAfterMsFromHeaders(headers, NOW, ANTHROPIC_RATE_LIMITS), null, 'another provider\'s headers are not its own');
   });
 
   test('without remaining counts the soonest reset is used', () => {
-    assert.equal(retryAfterMsFromHeaders({ 'x-ratelimit-reset-requests': '2s', 'x-ratelimit-reset-tokens': '500ms' }, NOW), 500);
+    assert.equal(retryAfterMsFromHeaders({ 'x-ratelimit-reset-requests': '2s', 'x-ratelimit-reset-tokens': '500ms' }, NOW, OPENAI_RATE_LIMITS), 500);
   });
 
   test('Anthropic reset timestamps are absolute RFC 3339 times', () => {
@@ -67,11 +70,11 @@ describe('retryAfterMsFromHeaders', () => {
       'anthropic-ratelimit-tokens-remaining': '5000',
       'anthropic-ratelimit-tokens-reset': '2025-08-21T12:40:01Z',
     };
-    assert.equal(retryAfterMsFromHeaders(headers, NOW), 59_000);
+    assert.equal(retryAfterMsFromHeaders(headers, NOW, ANTHROPIC_RATE_LIMITS), 59_000);
   });
 
   test('Azure placeholders and missing headers give null', () => {
-    assert.equal(retryAfterMsFromHeaders({ 'x-ratelimit-reset-requests': '-1', 'x-ratelimit-reset-tokens': '' }, NOW), null);
+    assert.equal(retryAfterMsFromHeaders({ 'x-ratelimit-reset-requests': '-1', 'x-ratelimit-reset-tokens': '' }, NOW, OPENAI_RATE_LIMITS), null);
     assert.equal(retryAfterMsFromHeaders({}, NOW), null);
     assert.equal(retryAfterMsFromHeaders(null, NOW), null);
     assert.equal(retryAfterMsFromHeaders({ 'retry-after': 'never' }, NOW), null);

@@ -10,7 +10,9 @@ import { Stream as AnthropicStream } from '@anthropic-ai/sdk/core/streaming';
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { Stream as OpenAIStream } from 'openai/core/streaming';
-import { anthropicPayloads, eventStreamPayloads, openAIPayloads, type PayloadRule } from '../../../src/agent/providers/stream-payloads.ts';
+import { eventStreamPayloads, type PayloadRule } from '../../../src/agent/providers/stream-payloads.ts';
+import { anthropicPayloads } from '../../../src/agent/providers/anthropic-messages/payloads.ts';
+import { openAIPayloads } from '../../../src/agent/providers/openai-responses/payloads.ts';
 
 const encoder = new TextEncoder();
 

@@ -10,7 +10,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { AssistantBlockAssembler, canonicalToAnthropic, type AnthropicBlock } from './convert.ts';
 import { customToolParameters } from '../openai-chat/convert.ts';
 import { readPayloadStream, type PayloadStreamReader } from '../payload-stream.ts';
-import { anthropicPayloads, eventStreamPayloads } from '../stream-payloads.ts';
+import { eventStreamPayloads } from '../stream-payloads.ts';
+import { anthropicPayloads } from './payloads.ts';
+import { ANTHROPIC_RATE_LIMITS } from './rate-limits.ts';
 import { postForStream } from '../stream-request.ts';
 import type { Completion, ConnectionSettings, Effort, ModelRequest, ProviderAdapter, ProviderEvent, ToolKind, Usage } from '../types.ts';
 
@@ -106,7 +108,7 @@ async function* streamMessage(
     const response = await postForStream({ ...target, path: '/v1/messages', body, signal }, Anthropic, fetchImpl);
     return eventStreamPayloads(response.body, anthropicPayloads(response)) as AsyncIterable<StreamEvent[]>;
   };
-  yield* readPayloadStream(open, new MessageStreamReader(request), connection, signal);
+  yield* readPayloadStream(open, new MessageStreamReader(request), { provider: connection.provider, apiKey: connection.apiKey, sdk: Anthropic, rateLimits: ANTHROPIC_RATE_LIMITS }, signal);
 }
 
 interface OpenBlock {

@@ -10,7 +10,9 @@ import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { canonicalToChatMessages, chatTools } from './convert.ts';
 import { readPayloadStream, type PayloadStreamReader } from '../payload-stream.ts';
-import { eventStreamPayloads, openAIPayloads } from '../stream-payloads.ts';
+import { eventStreamPayloads } from '../stream-payloads.ts';
+import { openAIPayloads } from '../openai-responses/payloads.ts';
+import { OPENAI_RATE_LIMITS } from '../openai-responses/rate-limits.ts';
 import { postForStream } from '../stream-request.ts';
 import type { CanonicalItem, Completion, ConnectionSettings, ModelRequest, ProviderAdapter, ProviderEvent, Usage } from '../types.ts';
 
@@ -69,7 +71,7 @@ async function* streamChat(
     // the chunks are read through ChatChunk, which adds the fields compatible servers send
     return eventStreamPayloads(response.body, openAIPayloads(response)) as AsyncIterable<ChatChunk[]>;
   };
-  yield* readPayloadStream(open, new ChatStreamReader(request), connection, signal);
+  yield* readPayloadStream(open, new ChatStreamReader(request), { provider: connection.provider, apiKey: connection.apiKey, sdk: OpenAI, rateLimits: OPENAI_RATE_LIMITS }, signal);
 }
 
 /** The chunk fields we read, including the non-standard ones compatible servers add. */

@@ -11,7 +11,10 @@
 import OpenAI from 'openai';
 import type { ResponseCreateParamsStreaming, ResponseInput, Tool } from 'openai/resources/responses/responses';
 import { isAbortError, providerErrorFromStreamPayload, streamEndedEarlyError, toProviderError } from '../provider-error.ts';
-import { eventStreamPayloads, openAIPayloads } from '../stream-payloads.ts';
+import { eventStreamPayloads } from '../stream-payloads.ts';
+import { openAIPayloads } from './payloads.ts';
+import { OPENAI_RATE_LIMITS } from './rate-limits.ts';
+import { isAnthropicOnlyItem } from '../anthropic-messages/convert.ts';
 import { postForStream } from '../stream-request.ts';
 import type {
   CanonicalItem,
@@ -46,7 +49,7 @@ export function createOpenAIResponsesAdapter(
   options: OpenAIResponsesAdapterOptions = {},
 ): ProviderAdapter {
   const headers: Record<string, string> = connection.apiKey ? { authorization: `Bearer ${connection.apiKey}` } : {};
-  const errorContext = { provider: connection.provider, apiKey: connection.apiKey };
+  const errorContext = { provider: connection.provider, apiKey: connection.apiKey, sdk: OpenAI, rateLimits: OPENAI_RATE_LIMITS };
 
   return {
     dialect: 'openai-responses',
@@ -55,7 +58,7 @@ export function createOpenAIResponsesAdapter(
       const translator = new ResponseStreamTranslator(connection.provider, errorContext);
       try {
         // The POST the SDK's `responses.create` sends, its body written here (tools from their kept JSON).
-        const response = await postForStream({ baseUrl: connection.baseUrl, path: '/responses', headers, body: responsesRequestJson(request), signal }, OpenAI, options.fetch);
+        const response = await postForStream({ baseUrl: connection.baseUrl, path: '/responses', headers, body: responsesRequestJson({ ...request, input: request.input.filter(isResponsesReadable) }), signal }, OpenAI, options.fetch);
         // Read to the stream's end even after the final event: leaving early cancels the body and
         // drops a connection the next request could have used.
         for await (const batch of eventStreamPayloads(response.body, openAIPayloads(response))) {
@@ -289,4 +292,10 @@ function recordOrEmpty(value: unknown): Record<string, unknown> {
 
 function numberOr<T extends number | null>(value: unknown, fallback: T): number | T {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+/** Responses reasoning items never carry `provider`; a marked one came from another dialect, and is left out. */
+export function isResponsesReadable(item: CanonicalItem): boolean {
+  if (isAnthropicOnlyItem(item)) return false;
+  return !(item.type === 'reasoning' && typeof item.provider === 'string');
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { anthropicToCanonical, canonicalToAnthropic, isAnthropicOnlyItem } from '../../../../src/agent/providers/anthropic-messages/convert.ts';
-import { isResponsesReadable } from '../../../../src/agent/providers/index.ts';
+import { isResponsesReadable } from '../../../../src/agent/providers/openai-responses/adapter.ts';
 import type { CanonicalItem } from '../../../../src/agent/providers/types.ts';
 
 const customToolNames = new Set(['apply_patch']);
