@@ -24,9 +24,6 @@ import { TenantRuntimes } from './tenant-runtimes.ts';
 import type { Tenant } from '../config/tenant-registry.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 
-/** Tools that execute or write: without a sandbox runner no tenant's agent is offered them. */
-export const EXECUTING_TOOLS = ['shell', 'apply_patch'] as const;
-
 /**
  * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
  * transaction, so a few suffice; `max_connections` must cover `--max-active-tenants` times this.
@@ -57,17 +54,15 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   const adminUrl = config.databaseUrl!;
   const sandboxRunner = config.sandboxRunner;
   if (sandboxRunner === null) {
-    logger.warn(
-      { withheldTools: EXECUTING_TOOLS },
-      'no --sandbox-runner: tenants\' agents are offered no tool that executes or writes; they answer, read inside their workspace, plan and ask',
-    );
+    logger.warn('no --sandbox-runner: tenants\' agents are offered no tool that executes or writes; they answer, read inside their workspace, plan and ask');
   }
 
   const provisioned = await provisionTenants({ adminUrl, tenantStateRoot: stateRoot, tenants: registry.tenants });
   const databaseUrls = new Map(provisioned.map((tenant) => [tenant.tenantId, tenant.databaseUrl]));
   logger.info({ tenants: provisioned.length }, 'tenants provisioned');
 
-  const registryFor = lazyToolRegistries({ exclude: sandboxRunner === null ? EXECUTING_TOOLS : [] });
+  // without a sandbox, no tool that declares it executes (Tool.executes) is offered
+  const registryFor = lazyToolRegistries({ withoutExecutingTools: sandboxRunner === null });
   const toolsFor = turnToolsFactory(registryFor, { confinedExecution: false, telemetry });
 
   const openTenant = async (tenant: Tenant) => {

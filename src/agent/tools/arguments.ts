@@ -11,6 +11,8 @@ import { ToolError, type Tool, type ToolContext, type ToolOutcome, type ToolPlan
 export interface FunctionToolDefinition<S extends TObject, Args> {
   name: string;
   description: string;
+  /** see Tool.executes */
+  executes?: boolean;
   arguments: S;
   /** defaults and rules a schema cannot say (distinct after trimming, …); throws ToolError */
   refine?: (args: Static<S>) => Args;
@@ -22,7 +24,8 @@ export function functionTool<S extends TObject, Args = Static<S>>(definition: Fu
   const { name, description, plan, run } = definition;
   const parseArguments = argumentsParser(definition.arguments);
   const refine = definition.refine ?? ((args: Static<S>) => args as unknown as Args);
-  return { name, kind: 'function', description, parameters: modelSchema(definition.arguments), parse: (input) => refine(parseArguments(input)), plan, run };
+  const tool: Tool<Args> = { name, kind: 'function', description, parameters: modelSchema(definition.arguments), parse: (input) => refine(parseArguments(input)), plan, run };
+  return definition.executes ? { ...tool, executes: true } : tool;
 }
 
 /** The JSON Schema the model is sent: plain JSON, without TypeBox's own (non-enumerable) markers. */

@@ -28,6 +28,8 @@ export interface ToolRegistryOptions {
   search?: SearchToolOptions;
   /** tool names to leave out, e.g. the plan-mode tools for a child agent */
   exclude?: readonly string[];
+  /** leave out every tool that executes (Tool.executes): a tenant without a sandbox runner */
+  withoutExecutingTools?: boolean;
 }
 
 export interface ToolCallRequest {
@@ -67,7 +69,8 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     exitPlanModeTool,
     askQuestionTool,
   ];
-  const tools = new Map(all.filter((tool) => !options.exclude?.includes(tool.name)).map((tool) => [tool.name, tool]));
+  const offered = all.filter((tool) => !options.exclude?.includes(tool.name) && !(options.withoutExecutingTools && tool.executes));
+  const tools = new Map(offered.map((tool) => [tool.name, tool]));
   return {
     specs: [...tools.values()].map(specOf),
     has: (name) => tools.has(name),

@@ -53,6 +53,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellArgs>
   const own = options.runner ? hostExecutor({ runner: options.runner }) : undefined;
   return functionTool({
     name: 'shell',
+    executes: true,
     description:
       'Runs a command in the session working directory and returns its exit code and combined ' +
       'stdout/stderr (long output keeps its head and tail). Pass an argv array to run a program ' +

@@ -69,6 +69,11 @@ export interface Tool<Args = unknown> {
   parameters?: Record<string, unknown>;
   /** custom tools only: the accepted input format */
   format?: ToolSpec['format'];
+  /**
+   * The tool runs programs or writes files (shell, apply_patch): a tenant without a sandbox runner
+   * is not offered it (tenancy/tenant-hosting.ts).
+   */
+  executes?: boolean;
   /** turns raw input into typed arguments; throws ToolError with a message for the model */
   parse(input: string): Args;
   plan(args: Args, ctx: Pick<ToolContext, 'cwd' | 'roots' | 'executor'>): ToolPlan;

@@ -28,6 +28,15 @@ test('specs list every tool; apply_patch is custom on Responses and a function t
   assert.equal(child.has('shell'), true);
 });
 
+test('a registry without executing tools offers exactly the tools that do not declare they execute', () => {
+  const confined = createToolRegistry({ dialect: 'openai-chat', search: { ripgrepPath: null }, withoutExecutingTools: true });
+  assert.deepEqual(confined.specs.map((spec) => spec.name), ALL.filter((name) => name !== 'shell' && name !== 'apply_patch'));
+  assert.equal(confined.has('shell'), false);
+  assert.equal(confined.has('apply_patch'), false);
+  const open = createToolRegistry({ dialect: 'openai-chat', search: { ripgrepPath: null }, withoutExecutingTools: false });
+  assert.deepEqual(open.specs.map((spec) => spec.name), ALL);
+});
+
 test('prepare parses, plans and classifies paths, or returns an outcome for the model', (t) => {
   const ws = makeWorkspace();
   t.after(ws.cleanup);

@@ -46,6 +46,7 @@ export function createApplyPatchTool(kind: 'custom' | 'function'): Tool<ApplyPat
   return {
     name: 'apply_patch',
     kind,
+    executes: true,
     description: FORMAT_GUIDE,
     ...shape,
     parse(input) {
