@@ -1,7 +1,6 @@
 import type { HistoryPage, HistoryPageEntry, HistoryPageRequest } from '../../domain/history-page.ts';
 import { isTerminal } from '../../domain/turn-lifecycle.ts';
 import { latestReset, nextHistoryIndex, readHistoryBelow } from '../../store/history.ts';
-import type { SessionRecord } from '../../domain/session.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
 import type { Boundary } from '../boundary.ts';
 import type { SessionService } from './sessions.ts';
