@@ -25,6 +25,9 @@ export const CORS_HEADERS = {
   'access-control-allow-methods': 'GET, POST, PATCH, DELETE, OPTIONS',
   'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID',
   'access-control-max-age': '600',
+  // Beyond CONTRACT.md §1: a browser script may read only the safelisted response headers unless
+  // told otherwise, and a client needs the request id to report a failure and Retry-After to wait.
+  'access-control-expose-headers': 'X-Request-ID, Retry-After',
 };
 
 const BEARER = 'Bearer ';

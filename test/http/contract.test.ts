@@ -69,6 +69,18 @@ describe('loopback mode without a token', () => {
     assert.equal(error.headers['access-control-allow-origin'], 'https://app.example.com');
   });
 
+  it('lets a page of an allowed origin read X-Request-ID and Retry-After (Access-Control-Expose-Headers), errors included', async () => {
+    const origin = { origin: 'https://app.example.com' };
+    const ok = await server.request('GET', '/healthz', { headers: origin });
+    const refused = await server.request('POST', '/v1/sessions', { body: { title: 5 }, headers: origin });
+    for (const response of [ok, refused]) {
+      assert.equal(response.headers['access-control-expose-headers'], 'X-Request-ID, Retry-After');
+      assert.match(String(response.headers['x-request-id']), UUIDV7);
+    }
+    // a request without an Origin is not a browser's cross-origin one: no CORS headers at all
+    assert.equal((await server.request('GET', '/healthz')).headers['access-control-expose-headers'], undefined);
+  });
+
   it('answers unknown paths and methods with 404 route_not_found', async () => {
     for (const [method, path] of [['GET', '/v2/sessions'], ['PUT', '/v1/sessions'], ['DELETE', '/healthz'], ['OPTIONS', '/v1/sessions']]) {
       const response = await server.request(method, path);
