@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { PlainHistogram } from './plain-histogram.ts';
+import { PlainHistogram, type HistogramSeries } from './plain-histogram.ts';
 import type { MetricsRecorder, ModelRequestStatus, TokenCounts, ToolCallOutcome, TurnQueueCounts } from './recorder.ts';
 
 export interface PrometheusMetricsOptions {
@@ -25,7 +25,7 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly registry = new Registry();
   private readonly perTenant: boolean;
 
-  private readonly httpDuration = new PlainHistogram('agentd_http_request_duration_seconds', 'Time from request to response', HTTP_BUCKETS);
+  private readonly httpDuration = new PlainHistogram('agentd_http_request_duration_seconds', 'Time from request to response, by route pattern', 'route', HTTP_BUCKETS);
   private readonly turns: Counter<string>;
   private readonly turnDuration: Histogram;
   private readonly modelRequests: Counter<'provider' | 'status'>;
@@ -37,8 +37,8 @@ export class PrometheusMetrics implements MetricsRecorder {
   private readTurnQueue: () => TurnQueueCounts = () => ({ running: 0, queued: 0 });
   private readEventSubscribers: () => number = () => 0;
 
-  /** route pattern → requests by status code (a sparse array) */
-  private readonly httpCounts = new Map<string, number[]>();
+  /** route pattern → requests by status code (a sparse array) and the route's duration series */
+  private readonly httpRoutes = new Map<string, RouteRecord>();
   private readonly turnChildren: Children<CounterChild>;
   private readonly tokenChildren: Children<CounterChild>;
   private readonly modelChildren: Children<CounterChild>;
@@ -53,12 +53,12 @@ export class PrometheusMetrics implements MetricsRecorder {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
 
     // Every request records these two, so they count in plain numbers and reach prom-client on a scrape.
-    const httpCounts = this.httpCounts;
+    const httpRoutes = this.httpRoutes;
     new Counter({
       name: 'agentd_http_requests_total', help: 'HTTP requests answered, by route pattern and status code', labelNames: ['route', 'status'], registers,
       collect() {
         this.reset();
-        for (const [route, byStatus] of httpCounts) byStatus.forEach((count, status) => this.inc({ route, status: String(status) }, count));
+        for (const [route, { byStatus }] of httpRoutes) byStatus.forEach((count, status) => this.inc({ route, status: String(status) }, count));
       },
     });
     this.registry.registerMetric(this.httpDuration.asRegistryMetric());
@@ -84,11 +84,12 @@ export class PrometheusMetrics implements MetricsRecorder {
     this.toEnd = this.modelDuration.labels('end');
   }
 
+  /** `route` is a route pattern or UNMATCHED_ROUTE, never a path a client sent: a bounded set. */
   httpRequestFinished(route: string, status: number, seconds: number): void {
-    let byStatus = this.httpCounts.get(route);
-    if (!byStatus) this.httpCounts.set(route, (byStatus = []));
-    byStatus[status] = (byStatus[status] ?? 0) + 1;
-    this.httpDuration.observe(seconds);
+    let record = this.httpRoutes.get(route);
+    if (!record) this.httpRoutes.set(route, (record = { byStatus: [], duration: this.httpDuration.seriesOf(route) }));
+    record.byStatus[status] = (record.byStatus[status] ?? 0) + 1;
+    record.duration.observe(seconds);
   }
 
   turnFinished(status: string, seconds: number, tenant?: string): void {
@@ -149,6 +150,11 @@ export class PrometheusMetrics implements MetricsRecorder {
 }
 
 type CounterChild = ReturnType<Counter['labels']>;
+
+interface RouteRecord {
+  byStatus: number[];
+  duration: HistogramSeries;
+}
 
 /** Label children by two label values, made on first use: later lookups build no strings. */
 class Children<Child> {

@@ -48,7 +48,23 @@ describe('/metrics of a real server', () => {
     assert.equal(counted(afterwards, 'unmatched', '404') - counted(before, 'unmatched', '404'), 1);
     // the raw URL (ids, unmatched paths) never becomes a label value
     assert.doesNotMatch(afterwards, /ses_doesnotexist|no\/such\/path|\/v1\/sessions\/ses_/);
-    assert.ok(sample(afterwards, 'agentd_http_request_duration_seconds_count')! > sample(before, 'agentd_http_request_duration_seconds_count')!);
+  });
+
+  it('times requests by route pattern too: one series per route, unmatched paths in one, never a raw id', async () => {
+    const timed = (text: string, route: string) => sample(text, 'agentd_http_request_duration_seconds_count', { route }) ?? 0;
+    const before = await scrape();
+    const created = await server.request('POST', '/v1/sessions', { ...authorized, body: {} });
+    for (let index = 0; index < 2; index++) assert.equal((await server.request('GET', `/v1/sessions/${created.json.id}`, authorized)).status, 200);
+    for (const path of ['/nothing/here', `/v1/sessions/${created.json.id}/nothing`]) assert.equal((await server.request('GET', path, authorized)).status, 404);
+    const afterwards = await scrape();
+    assert.equal(timed(afterwards, '/v1/sessions') - timed(before, '/v1/sessions'), 1);
+    assert.equal(timed(afterwards, '/v1/sessions/:id') - timed(before, '/v1/sessions/:id'), 2);
+    assert.equal(timed(afterwards, 'unmatched') - timed(before, 'unmatched'), 2);
+    assert.equal(sample(afterwards, 'agentd_http_request_duration_seconds_bucket', { route: '/v1/sessions/:id', le: '+Inf' }), timed(afterwards, '/v1/sessions/:id'));
+    const routes = new Set([...afterwards.matchAll(/^agentd_http_request_duration_seconds_count\{route="([^"]*)"\}/gm)].map((match) => match[1]));
+    assert.ok(!afterwards.includes(created.json.id), 'no id is a label value');
+    for (const route of routes) assert.ok(route === 'unmatched' || /^\/[a-z0-9/:]*$/.test(route), route);
+    assert.equal(sample(afterwards, 'agentd_http_request_duration_seconds_count'), undefined, 'no unlabelled series is left');
   });
 
   it('reports the scheduler gauges and the process metrics', async () => {

@@ -26,9 +26,15 @@ describe('the metrics recorder', () => {
     const text = await metrics.scrape();
     assert.equal(sample(text, 'agentd_http_requests_total', { route: '/v1/sessions/:id', status: '200' }), 2);
     assert.equal(sample(text, 'agentd_http_requests_total', { route: '/v1/sessions/:id', status: '404' }), 1);
-    assert.equal(sample(text, 'agentd_http_request_duration_seconds_count'), 3);
-    assert.equal(sample(text, 'agentd_http_request_duration_seconds_bucket', { le: '0.001' }), 1);
-    assert.ok(Math.abs(sample(text, 'agentd_http_request_duration_seconds_sum')! - 0.006) < 1e-9);
+    const route = '/v1/sessions/:id';
+    assert.equal(sample(text, 'agentd_http_request_duration_seconds_count', { route }), 3);
+    assert.equal(sample(text, 'agentd_http_request_duration_seconds_bucket', { route, le: '0.001' }), 1);
+    assert.equal(sample(text, 'agentd_http_request_duration_seconds_bucket', { route, le: '+Inf' }), 3);
+    assert.ok(Math.abs(sample(text, 'agentd_http_request_duration_seconds_sum', { route })! - 0.006) < 1e-9);
+    metrics.httpRequestFinished('unmatched', 404, 0.0001);
+    const later = await metrics.scrape();
+    assert.equal(sample(later, 'agentd_http_request_duration_seconds_count', { route: 'unmatched' }), 1);
+    assert.equal(sample(later, 'agentd_http_request_duration_seconds_count', { route }), 3, "one route's series is its own");
   });
 
   it('records turns, model requests in two phases, tokens by kind, tool calls and the gauges', async () => {
