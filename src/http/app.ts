@@ -16,6 +16,7 @@ import { instrumentHttp } from '../telemetry/http-telemetry.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 import { NO_TRACING, type Tracing } from '../telemetry/tracing.ts';
 import { validatorsOnFirstUse } from './validators-on-first-use.ts';
+import { logRequestLines, noteFailure } from './request-line.ts';
 
 export interface AppOptions {
   logger: Logger;
@@ -29,7 +30,7 @@ export interface AppOptions {
   metrics?: MetricsRecorder;
   /** a span per request (default: off) */
   tracing?: Tracing;
-  /** a `request` line at info for every request; otherwise only for statuses of 400 and above, the rest at debug */
+  /** a `request` line at info for every request; otherwise only for statuses of 400 and above, the rest at debug (request-line.ts) */
   logEveryRequest?: boolean;
 }
 
@@ -111,25 +112,21 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
   });
 
-  // A line per request costs about 7 µs, an eighth of a GET (docs/BENCHMARKS.md), and a client that
-  // polls would fill the log with them; so only hosting, where the lines say which tenant asked
-  // what, logs every request at info (OPERATIONS.md, "Logs").
-  const everyRequestLevel = options.logEveryRequest ? 'info' : 'debug';
-  app.addHook('onResponse', (request, reply, done) => {
-    const level = reply.statusCode >= 400 ? 'info' : everyRequestLevel;
-    if (options.logger.isLevelEnabled(level)) {
-      request.log[level]({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-    }
-    done();
-  });
+  logRequestLines(app, options.logger, options.logEveryRequest ?? false);
 
   app.setErrorHandler((error, request, reply) => {
     // Fastify asks an unmatched QUERY (a method with a body) for a Content-Type before our 404.
     const apiError = request.is404 && !(error instanceof ApiError) ? notFound(request) : toApiError(error, request.routeOptions.config.parameterErrors);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    noteFailure(request, apiError, error);
+    // a bug: the one case where the stack is what someone needs
+    if (apiError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
     sendError(reply, apiError, request.id);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, notFound(request), request.id));
+  app.setNotFoundHandler((request, reply) => {
+    const apiError = notFound(request);
+    noteFailure(request, apiError, apiError);
+    sendError(reply, apiError, request.id);
+  });
 
   for (const operation of options.operations) registerOperation(app, operation, options.handlers);
   return app;

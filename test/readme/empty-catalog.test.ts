@@ -43,6 +43,32 @@ describe('start-up with an empty model catalog', () => {
     }
   });
 
+  it('logs each refused create as one warning line naming the code, never an error with a stack', async () => {
+    const dir = scratch();
+    const agentd = await startAgentd(['--port', '0', '--state-dir', dir, '--workspace-root', dir]);
+    const requestIds: string[] = [];
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const refused = await http('POST', `${agentd.url}/v1/sessions`, { body: {} });
+        assert.equal(refused.status, 503);
+        requestIds.push(refused.json.error.requestId);
+      }
+    } finally {
+      await agentd.stop();
+    }
+    const lines = logLines(agentd.stdout());
+    for (const requestId of requestIds) {
+      const ofRequest = lines.filter((line) => line.reqId === requestId);
+      assert.equal(ofRequest.length, 1, JSON.stringify(ofRequest));
+      assert.deepEqual(
+        { level: ofRequest[0].level, msg: ofRequest[0].msg, code: ofRequest[0].code, status: ofRequest[0].status, route: ofRequest[0].route },
+        { level: WARN, msg: 'request', code: 'model_catalog_empty', status: 503, route: '/v1/sessions' },
+      );
+    }
+    assert.deepEqual(lines.filter((line) => line.level > WARN), [], 'nothing at error');
+    assert.ok(!agentd.stdout().includes('"stack"'), 'no stack anywhere');
+  });
+
   it('does not warn when a models file gives a model, nor when a key adds the built-in ones (and never logs the key)', async () => {
     const dir = scratch();
     const modelsFile = join(dir, 'models.json');
