@@ -138,6 +138,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     handlers: createHandlers({
       runtimeFor,
       ping: () => store.ping(),
+      pending: () => (mcp ? { mcp: mcp.pending() } : {}),
       openApiDocument: buildOpenApiDocument(VERSION, contract),
       models: () => models,
       subscriberLimits: subscribers,
@@ -194,9 +195,10 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
 }
 
 /**
- * The MCP tool servers of --mcp-config, connected (or retrying) before the API listens; null
- * without any. Not in multi-tenant mode: one server process would be shared by every tenant, its
- * state and credentials with it.
+ * The MCP tool servers of --mcp-config, connecting in the background while the API starts (their
+ * tools join sessions as each server is ready; /readyz names those still pending); null without
+ * any. Not in multi-tenant mode: one server process would be shared by every tenant, its state and
+ * credentials with it.
  */
 async function startMcpServers(config: Config, log: Logger): Promise<McpManager | null> {
   if (config.mcpServers.length === 0) return null;
@@ -206,7 +208,8 @@ async function startMcpServers(config: Config, log: Logger): Promise<McpManager 
   }
   const { McpManager } = await import('./mcp/mcp-manager.ts');
   const manager = new McpManager(config.mcpServers, { logger: log, clientVersion: VERSION });
-  await manager.start();
+  // never rejects: a failed attempt schedules its own restart
+  void manager.start();
   return manager;
 }
 

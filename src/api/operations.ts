@@ -23,7 +23,11 @@ export interface Operation {
 
 const DataOf = (schema: TSchema) => Type.Object({ data: Type.Array(schema) });
 const Health = Type.Object({ ok: Type.Boolean() });
-const Ready = Type.Object({ ready: Type.Boolean() });
+const Ready = Type.Object({
+  ready: Type.Boolean(),
+  // present only while something is still starting; pending MCP servers leave `ready` true
+  pending: Type.Optional(Type.Object({ mcp: Type.Optional(Type.Array(Type.String(), { description: 'MCP servers (--mcp-config names) not connected yet, or restarting' })) })),
+});
 const OpenApiDocument = Type.Object({}, { additionalProperties: true });
 
 export const OPERATIONS: Operation[] = [

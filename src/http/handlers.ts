@@ -36,6 +36,8 @@ export interface HandlerContext {
    */
   runtimeFor(request: FastifyRequest, reply: FastifyReply): NowOrLater<BoundaryRuntime>;
   ping(): Promise<void>;
+  /** what is still starting, by kind (MCP servers by name); an empty list is left out of /readyz */
+  pending(): { mcp?: string[] };
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
   subscriberLimits: SubscriberLimits;
@@ -60,7 +62,10 @@ export function createHandlers(context: HandlerContext) {
       } catch {
         throw new ApiError('store_unavailable', 'the database is unavailable');
       }
-      return { ready: true };
+      // Pending MCP servers do not make the server unready: the API serves fully without their
+      // tools, and a server that never comes up must not take agentd out of a load balancer.
+      const pending = context.pending();
+      return pending.mcp?.length ? { ready: true, pending } : { ready: true };
     },
     getOpenApi: async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(context.openApiDocument),
     listModels: async (request) => ({ data: context.models(request) }),

@@ -23,7 +23,8 @@ const DEFAULT_TIMINGS: ConnectionTimings = {
 
 /**
  * The MCP tool servers of --mcp-config. `tools()` is what the next model request is offered: only
- * tools of servers connected right now. A server that cannot start does not stop the others or
+ * tools of servers connected right now, so a server that connects after start-up joins every
+ * session at its next model request. A server that cannot start does not stop the others or
  * agentd; it is retried with backoff until close().
  */
 export class McpManager {
@@ -39,9 +40,18 @@ export class McpManager {
     this.connections = servers.map((server) => new McpServerConnection(server, timings, logger, changed, clientVersion));
   }
 
-  /** Connects to every server at once; resolves when each first attempt has succeeded or failed. */
+  /**
+   * Connects to every server at once, in the background: agentd serves meanwhile (a server that
+   * hangs would otherwise hold start-up for its whole connect timeout). The promise resolves when
+   * each first attempt has succeeded or failed; nothing needs to wait for it.
+   */
   async start(): Promise<void> {
     await Promise.all(this.connections.map((connection) => connection.start()));
+  }
+
+  /** The servers whose tools are not available now: still connecting, or restarting after a failure. */
+  pending(): string[] {
+    return this.connections.filter((connection) => !connection.serving).map((connection) => connection.name);
   }
 
   tools(): McpTool[] {

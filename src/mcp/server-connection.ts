@@ -43,8 +43,12 @@ export interface ConnectionTimings {
  */
 export class McpServerConnection {
   private client: Client | null = null;
+  /** the attempt in flight, closed by close() so a server that never answers is not left running */
+  private connecting: Client | null = null;
   private currentTools: McpTool[] = [];
   private generation = 0;
+  /** the generation whose tools were last listed: the current one once the server is serving */
+  private listedGeneration = -1;
   private failures = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -70,8 +74,9 @@ export class McpServerConnection {
     return this.currentTools;
   }
 
-  get connected(): boolean {
-    return this.client !== null;
+  /** Connected and its tools listed: they are offered to the model. */
+  get serving(): boolean {
+    return this.client !== null && this.listedGeneration === this.generation;
   }
 
   /** The first attempt; resolves when it succeeded or failed (a failure schedules a restart). */
@@ -105,9 +110,11 @@ export class McpServerConnection {
     this.generation++;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const client = this.client;
+    const connecting = this.connecting;
     this.client = null;
+    this.connecting = null;
     this.currentTools = [];
-    await client?.close().catch(() => {});
+    await Promise.all([client?.close().catch(() => {}), connecting?.close().catch(() => {})]);
   }
 
   private async connect(): Promise<void> {
@@ -116,8 +123,10 @@ export class McpServerConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
       this.refresh(client, generation).catch((error: unknown) => this.log.warn({ reason: redact(error, this.secrets) }, 'MCP tool list refresh failed')),
     );
+    this.connecting = client;
     try {
       await client.connect(this.transport(), { timeout: this.timings.connectTimeoutMs });
+      if (this.connecting === client) this.connecting = null;
       if (generation !== this.generation) return void (await client.close());
       // only now: a failing connect closes its transport too, and its own error says more
       client.onclose = () => this.lost(new Error('the connection closed'), generation);
@@ -126,6 +135,7 @@ export class McpServerConnection {
       this.failures = 0;
       this.log.info({ tools: this.currentTools.length }, 'MCP server connected');
     } catch (error) {
+      if (this.connecting === client) this.connecting = null;
       this.lost(error, generation);
       await client.close().catch(() => {});
     }
@@ -167,6 +177,7 @@ export class McpServerConnection {
       });
     }
     this.currentTools = tools;
+    this.listedGeneration = generation;
     this.toolsChanged();
   }
 

@@ -13,7 +13,7 @@ import { waitForTurn, type TestServer } from '../support/server.ts';
 import type { FakeProvider, FakeRequest } from '../support/fake-provider.ts';
 import { useFakeServer } from '../support/harness.ts';
 import { DENIED_OUTPUT } from '../../src/agent/policy/authorize.ts';
-import { STDIO_FIXTURE } from './support.ts';
+import { STDIO_FIXTURE, mcpServersReady } from './support.ts';
 import { runnerScript } from '../e2e/sandbox-support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'agentd-mcp-turns-'));
@@ -29,7 +29,10 @@ describe('MCP tools in real turns', () => {
   let fake!: FakeProvider;
   let server!: TestServer;
   const harness = useFakeServer({ args: ['--mcp-config', configFile] });
-  before(() => ({ fake, server } = harness));
+  before(async () => {
+    ({ fake, server } = harness);
+    await mcpServersReady(server);
+  });
   const { newSession, submit, resolve, nthRequestOf, toolOutputSent } = harness;
 
   it('offers the server\'s tools to the model with their input schemas', async () => {
@@ -116,7 +119,10 @@ describe('MCP tools of a sandboxed server', () => {
   let fake!: FakeProvider;
   let server!: TestServer;
   const harness = useFakeServer({ args: ['--sandbox-runner', runnerScript(), '--mcp-config', configFile] });
-  before(() => ({ fake, server } = harness));
+  before(async () => {
+    ({ fake, server } = harness);
+    await mcpServersReady(server);
+  });
   const { newSession, submit, resolve, nthRequestOf, toolOutputSent } = harness;
 
   it('keep their approvals: the MCP server runs on the host, outside the sandbox that auto-approves the other tools', async () => {

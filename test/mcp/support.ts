@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import type { McpManager } from '../../src/mcp/mcp-manager.ts';
+import type { TestServer } from '../support/server.ts';
 
 export const STDIO_FIXTURE = fileURLToPath(new URL('./fixtures/stdio-server.ts', import.meta.url));
 
@@ -33,5 +34,16 @@ export async function eventually(condition: () => boolean, timeoutMs = 10_000): 
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition never held');
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Resolves once /readyz names no MCP server as pending (they connect in the background). */
+export async function mcpServersReady(server: TestServer, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ready = await server.request('GET', '/readyz');
+    if (ready.status === 200 && ready.json.pending === undefined) return;
+    if (Date.now() > deadline) throw new Error(`MCP servers still pending: ${JSON.stringify(ready.json)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -591,6 +591,10 @@ export interface OperationTypes {
     body: never;
     response: {
       ready: boolean;
+      pending?: {
+        /** MCP servers (--mcp-config names) not connected yet, or restarting */
+        mcp?: string[];
+      };
     };
   };
   /** This description */
