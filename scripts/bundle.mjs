@@ -1,5 +1,5 @@
 // After tsc and emit-contract: bundle the server and the sandbox runner into dist/bundle/, which
-// bin/agentd.js and bin/agentd-sandbox run. Node loads a few dozen files instead of ~700 modules
+// bin/agentd.js and bin/agentd-sandbox run, and the SDK into dist/client/agentd-client.js. Node loads a few dozen files instead of ~700 modules
 // (Kysely alone is 262), which halves the time to ready and saves about 13 MB of resident memory
 // (docs/BENCHMARKS.md, figures 8 and 9).
 //
@@ -39,3 +39,17 @@ const result = await build({
 writeFileSync(new URL('meta.json', outdir), JSON.stringify(result.metafile));
 // src/api/contract.ts reads the contract next to the module that holds it
 copyFileSync(new URL('api/contract.json', dist), new URL('contract.json', outdir));
+
+// The SDK (`agentd/client`) as one ES module with its one dependency (eventsource-parser) inside:
+// a project that installs agentd for the client needs nothing else from the registry, and a
+// browser bundler or a <script type="module"> loads it as is. Its types stay tsc's dist/client/*.d.ts.
+await build({
+  entryPoints: [new URL('client/index.js', dist).pathname],
+  outfile: new URL('client/agentd-client.js', dist).pathname,
+  absWorkingDir: root.pathname,
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  logLevel: 'warning',
+});

@@ -38,8 +38,22 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return store;
 }
 
+/**
+ * The drivers are agentd's optionalDependencies: a project that installs agentd only for its SDK
+ * does without them, so a server started there says what is missing instead of a resolver error.
+ */
+async function loadDriver<Module>(name: 'better-sqlite3' | 'pg', load: () => Promise<Module>): Promise<Module> {
+  try {
+    return await load();
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes(`'${name}'`)) throw error;
+    const use = name === 'pg' ? 'PostgreSQL (--database-url)' : 'the embedded SQLite database';
+    throw new Error(`${use} needs the package ${name}, an optional dependency of agentd that is not installed here (npm ci installs it; or npm install ${name})`);
+  }
+}
+
 async function openSqlite(stateDir: string): Promise<Store> {
-  const { default: SQLite } = await import('better-sqlite3');
+  const { default: SQLite } = await loadDriver('better-sqlite3', () => import('better-sqlite3'));
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const file = new SQLite(join(stateDir, 'agentd.sqlite'));
   file.pragma('journal_mode = WAL');
@@ -101,7 +115,7 @@ function rowBuilder(columns: string[]): (values: unknown[]) => Record<string, un
 }
 
 async function openPostgres(url: string, maxConnections: number): Promise<Store> {
-  const { default: pg } = await import('pg');
+  const { default: pg } = await loadDriver('pg', () => import('pg'));
   // PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
   pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
   const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });

@@ -12,9 +12,12 @@ export interface AgentdProcess {
   stop(): Promise<void>;
 }
 
-/** Starts agentd with only PATH and HOME from this environment plus `env`, and waits until it listens. */
-export async function startAgentd(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<AgentdProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+/**
+ * Starts agentd with only PATH and HOME from this environment plus `env`, and waits until it
+ * listens. `program` is the checkout's bin/agentd.js unless another is given (an installed one).
+ */
+export async function startAgentd(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, program = BIN): Promise<AgentdProcess> {
+  const child = spawn(process.execPath, [program, 'serve', ...args], {
     cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

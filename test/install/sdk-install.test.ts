@@ -1,0 +1,126 @@
+/**
+ * The SDK installs into another project as the README says, from the `npm pack` tarball:
+ * - with neither the registry nor a package cache (`--offline`, an empty cache): nothing but agentd
+ *   itself is needed, and the server's optional drivers are skipped;
+ * - with its types: tsc (strict) accepts the README's example and refuses a misuse;
+ * - and it works: the README's example, run by Node from that project, streams a turn of a real
+ *   agentd started from the same tarball installed with its optional drivers (so the packed server
+ *   runs without any of the checkout's devDependencies too).
+ *
+ * `npm pack --ignore-scripts`: the package's `prepare` would rebuild dist/ under the feet of the
+ * tests running beside this one; `npm test` has just built it.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readMarkdown } from '../docs/markdown.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { fakeProviderModels } from '../support/server.ts';
+import { startAgentd, type AgentdProcess } from '../readme/agentd-process.ts';
+
+const REPOSITORY = new URL('../..', import.meta.url).pathname;
+const README_ADDRESS = 'http://127.0.0.1:4096';
+const TSC = join(REPOSITORY, 'node_modules', '.bin', 'tsc');
+const version: string = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')).version;
+const tarballName = `agentd-${version}.tgz`;
+const scratch = mkdtempSync(join(tmpdir(), 'agentd-sdk-install-'));
+
+function run(command: string, args: string[], cwd: string) {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 180_000 });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+function readme(): string {
+  return readFileSync(join(REPOSITORY, 'README.md'), 'utf8');
+}
+
+/** The README's SDK example: the ```ts fence that imports agentd/client. */
+function readmeExample(): string {
+  const block = readMarkdown(join(REPOSITORY, 'README.md')).fences.find((fence) => fence.info === 'ts' && fence.content.includes("from 'agentd/client'"));
+  assert.ok(block, 'README.md shows the SDK in a ts block');
+  return block.content;
+}
+
+/** A new ES-module project in the scratch directory. */
+function project(name: string): string {
+  const directory = join(scratch, name);
+  mkdirSync(directory);
+  writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module' }));
+  return directory;
+}
+
+describe('agentd/client installed into another project from the npm pack tarball', () => {
+  let tarball = '';
+  let client = '';
+  let fake: FakeProvider;
+  let agentd: AgentdProcess;
+
+  before(async () => {
+    const packed = run('npm', ['pack', '--ignore-scripts', '--pack-destination', scratch], REPOSITORY);
+    assert.equal(packed.status, 0, packed.output);
+    tarball = join(scratch, tarballName);
+    assert.ok(existsSync(tarball), `npm pack wrote ${tarballName}: ${packed.output}`);
+    client = project('client-only');
+  });
+  after(async () => {
+    await agentd?.stop();
+    await fake?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('is the tarball the README names', () => {
+    assert.ok(readme().includes(`npm install /path/to/agentd/${tarballName}`), `README installs ${tarballName}`);
+  });
+
+  it('installs with neither the registry nor a cache: only agentd, no server dependency', () => {
+    const emptyCache = join(scratch, 'empty-npm-cache');
+    const installed = run('npm', ['install', '--offline', '--cache', emptyCache, '--no-audit', '--no-fund', tarball], client);
+    assert.equal(installed.status, 0, installed.output);
+    assert.deepEqual(readdirSync(join(client, 'node_modules')).filter((name) => !name.startsWith('.')), ['agentd']);
+  });
+
+  it("type-checks the README's example with its types, and refuses a misuse", () => {
+    writeFileSync(join(client, 'example.ts'), readmeExample());
+    writeFileSync(join(client, 'misuse.ts'), "import { createClient } from 'agentd/client';\nawait createClient({ baseUrl: 'http://x' }).createSession({ body: { title: 42 } });\n");
+    const compilerOptions = { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, typeRoots: [join(REPOSITORY, 'node_modules', '@types')], types: ['node'] };
+    writeFileSync(join(client, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts'] }));
+    writeFileSync(join(client, 'tsconfig.misuse.json'), JSON.stringify({ compilerOptions, files: ['misuse.ts'] }));
+    const checked = run(TSC, ['-p', 'tsconfig.json'], client);
+    assert.equal(checked.status, 0, checked.output);
+    const misuse = run(TSC, ['-p', 'tsconfig.misuse.json'], client);
+    assert.notEqual(misuse.status, 0);
+    assert.match(misuse.output, /misuse\.ts.*'number' is not assignable to type 'string'/s);
+  });
+
+  it("runs the README's example from that project against a server installed from the same tarball", async () => {
+    const server = project('server');
+    const installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], server);
+    assert.equal(installed.status, 0, installed.output);
+    assert.ok(existsSync(join(server, 'node_modules', 'better-sqlite3')), 'with the registry or a cache the optional driver is installed');
+    assert.ok(!existsSync(join(server, 'node_modules', 'fastify')), 'the server is bundled: no devDependency is installed');
+
+    fake = await startFakeProvider();
+    fake.enqueue({ kind: 'reply', text: 'Hello from the packed server.', chunkDelayMs: 2 });
+    const modelsFile = join(server, 'models.json');
+    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
+    mkdirSync(join(server, 'workspace'));
+    agentd = await startAgentd(['--port', '0', '--state-dir', join(server, 'state'), '--models-file', modelsFile, '--workspace-root', join(server, 'workspace')], {}, server, join(server, 'node_modules', '.bin', 'agentd'));
+
+    writeFileSync(join(client, 'main.ts'), readmeExample().replaceAll(README_ADDRESS, agentd.url));
+    // Node 24 runs TypeScript as it is (type stripping): what the project wrote, nothing compiled
+    const child = spawn(process.execPath, ['main.ts'], { cwd: client, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearTimeout(timer);
+    assert.equal(exitCode, 0, stderr);
+    assert.equal(stdout, 'Hello from the packed server.Hello from the packed server.\n', 'the streamed deltas, then the result');
+    assert.equal(fake.requests.length, 1, 'the turn reached the model through the packed server');
+  });
+});
