@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -178,7 +178,8 @@ describe('examples/sdk-turn.mjs against a real server', () => {
     assert.match(screen(), /\[Ctrl-C: cancelling the turn\]/);
     const deadline = Date.now() + 5_000;
     while (!existsSync(statusFile) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(existsSync(statusFile), true, 'the example exited');
+    assert.ok(existsSync(statusFile), 'the example exited');
+    assert.equal(readFileSync(statusFile, 'utf8'), 'exit 130\n', 'the example exited as interrupted');
     await assertNothingWaiting('cancelled');
   });
 });
