@@ -54,3 +54,51 @@ export function logLines(stdout: string): Array<{ level: number; msg: string } &
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
 }
+
+/**
+ * Runs a shell script that starts agentd (a README block, as written), in a process group of its
+ * own, and waits until agentd listens. stop() sends SIGTERM to the group (bash and agentd, as a
+ * Ctrl-C in the terminal would) and waits until agentd itself, named by its log lines' pid, is gone.
+ */
+export async function startAgentdFromShell(script: string, env: NodeJS.ProcessEnv, cwd: string): Promise<AgentdProcess> {
+  const child = spawn('bash', ['-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let errors = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (errors += chunk));
+  const killGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group is gone
+    }
+  };
+  const deadline = Date.now() + 30_000;
+  while (!/listening on (http:\/\/\S+)/.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      killGroup('SIGKILL');
+      throw new Error(`agentd did not start (${script}):\n${output}${errors}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const agentdPid = logLines(output)[0]?.pid as number;
+  const running = () => {
+    try {
+      process.kill(agentdPid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    child,
+    url: output.match(/listening on (http:\/\/\S+)/)![1],
+    stdout: () => output,
+    async stop() {
+      killGroup('SIGTERM');
+      const stopBy = Date.now() + 15_000;
+      while (running() && Date.now() < stopBy) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (running()) killGroup('SIGKILL');
+    },
+  };
+}

@@ -1,48 +1,63 @@
 /**
- * The README's walk works as written: a newcomer who pastes it into a terminal sees answers.
+ * The README works as written: a newcomer who pastes it into a terminal gets the command on PATH,
+ * a server whose workspace is not the checkout, and answers.
  *
- * Convention: a fenced ```sh block in README.md right after the HTML comment `<!-- readme-walk -->`
- * is part of the walk. The marked blocks run in order, as one bash script (with `set -euo
- * pipefail`, so an unset variable or a failing command stops it), against a real `agentd serve`
- * started from bin/agentd.js the way the README starts it: in the directory to work on, with a
- * models file. The one change made to the text is the server's address: every
- * `http://127.0.0.1:4096` becomes the address of the server this test started on a free port.
+ * Convention: a fenced ```sh block right after an HTML comment marker is run by this test, as
+ * bash with `set -euo pipefail` (an unset variable or a failing command stops it):
+ * - `<!-- readme-install -->`: in the checkout, every line but `npm ci` (the suite runs in a
+ *   checkout that `npm ci` has just installed and built). `npm link` links into a global prefix of
+ *   the test's own (npm_config_prefix), whose bin is on PATH, as on a machine where npm's global
+ *   bin is; HOME is a scratch directory, so `~` is the test's.
+ * - `<!-- readme-start -->` and `<!-- readme-sandbox -->`: in the checkout, as the README says;
+ *   `--port 0` is appended to `agentd serve` (tests never take a fixed port). The model is the
+ *   default models file (`<state dir>/models.json` under that HOME) on the fake provider.
+ * - `<!-- readme-walk -->`: in order, as one script, from another directory; every
+ *   `http://127.0.0.1:4096` becomes the address of the server the start block started.
  * Unmarked blocks (the SSE stream that never ends, the models file) are not run.
  *
- * The model is the fake provider, scripted for the walk's turns: an answer, a shell command that
+ * The walk's model is the fake provider, scripted for its turns: an answer, a shell command that
  * needs approval then an answer, and a long task that the walk cancels.
  */
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeProvider } from '../support/fake-provider.ts';
+import { delimiter, dirname, join } from 'node:path';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
 import { http } from '../support/http.ts';
 import { readMarkdown } from '../docs/markdown.ts';
-import { startAgentd } from './agentd-process.ts';
+import { startAgentdFromShell, type AgentdProcess } from './agentd-process.ts';
 
-const README = new URL('../../README.md', import.meta.url).pathname;
-const WALK_MARKER = '<!-- readme-walk -->';
+const REPOSITORY = new URL('../..', import.meta.url).pathname;
+const README = join(REPOSITORY, 'README.md');
 const README_ADDRESS = 'http://127.0.0.1:4096';
 
-const FIRST_ANSWER = 'This directory holds a single file, README.txt, which says hi.';
+const FIRST_ANSWER = 'This directory holds nothing yet.';
 const APPROVED_COMMAND = 'echo hello > notes.txt';
 const SECOND_ANSWER = 'Done: notes.txt now contains hello.';
 
-function readmeWalk(): string {
-  const blocks = readMarkdown(README).fences.filter((fence) => fence.marker === WALK_MARKER);
-  assert.ok(blocks.length > 0, `README.md has no block marked ${WALK_MARKER}`);
-  for (const block of blocks) assert.equal(block.info, 'sh', `the walk block at README.md:${block.line} is not a sh block`);
-  return blocks.map((block) => block.content).join('\n');
+/** The sh blocks marked `<!-- name -->`, in order. */
+function readmeBlocks(name: string): string[] {
+  const marker = `<!-- ${name} -->`;
+  const blocks = readMarkdown(README).fences.filter((fence) => fence.marker === marker);
+  assert.ok(blocks.length > 0, `README.md has no block marked ${marker}`);
+  for (const block of blocks) assert.equal(block.info, 'sh', `the block at README.md:${block.line} is not a sh block`);
+  return blocks.map((block) => block.content);
+}
+
+/** A start block as the test runs it: `--port 0` appended to each `agentd serve` line. */
+function onAnyPort(block: string): string {
+  const lines = block.split('\n');
+  assert.ok(lines.some((line) => /^(\S+=\S+ )*agentd serve /.test(line)), `the block starts agentd serve:\n${block}`);
+  return lines.map((line) => (/^(\S+=\S+ )*agentd serve /.test(line) ? `${line.replace(/\s+#.*$/, '')} --port 0` : line)).join('\n');
 }
 
 /** bash, without blocking this process: the fake provider answers the walk's turns from here. */
-async function runBash(script: string, cwd: string): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
-  const child = spawn('bash', ['-c', script], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -53,58 +68,114 @@ async function runBash(script: string, cwd: string): Promise<{ status: number | 
   return { status, signal, stdout, stderr };
 }
 
-describe('the README walk', () => {
-  it('runs top to bottom against a real server: shows both answers, resolves a real request, cancels a third turn', async () => {
-    const walk = readmeWalk();
-    assert.ok(walk.includes(README_ADDRESS), 'the walk names the default address');
+describe('the README, as a newcomer runs it', () => {
+  const home = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-readme-home-')));
+  const npmPrefix = join(home, 'npm-global');
+  // the machine: this node first (agentd runs on it), npm's global bin, then the rest of PATH
+  const env: NodeJS.ProcessEnv = {
+    HOME: home,
+    PATH: [dirname(process.execPath), join(npmPrefix, 'bin'), process.env.PATH].join(delimiter),
+    npm_config_prefix: npmPrefix,
+  };
+  const workspace = join(home, 'agentd-work');
+  let fake: FakeProvider;
+  let agentd: AgentdProcess | undefined;
 
-    const fake = await startFakeProvider();
+  before(async () => {
+    fake = await startFakeProvider();
+    // the default models file: <state dir>/models.json, the state dir being ~/.local/state/agentd
+    const stateDir = join(home, '.local', 'state', 'agentd');
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(join(stateDir, 'models.json'), JSON.stringify(fakeProviderModels(fake.baseUrl)));
+  });
+  after(async () => {
+    await agentd?.stop();
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('install: npm link puts agentd on PATH, running this checkout', () => {
+    const [install] = readmeBlocks('readme-install');
+    const lines = install.split('\n');
+    assert.match(lines[0], /^npm ci\b/, 'the install starts with npm ci');
+    const script = `set -euo pipefail\n${lines.slice(1).join('\n')}\ncommand -v agentd\nagentd --version`;
+    const run = spawnSync('bash', ['-c', script], { cwd: REPOSITORY, env, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    const version = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')).version;
+    assert.ok(run.stdout.endsWith(`${join(npmPrefix, 'bin', 'agentd')}\n${version}\n`), run.stdout);
+    assert.equal(realpathSync(join(npmPrefix, 'bin', 'agentd')), realpathSync(join(REPOSITORY, 'bin', 'agentd.js')));
+    assert.ok(existsSync(join(npmPrefix, 'bin', 'agentd-sandbox')));
+  });
+
+  it('start and walk: a server whose workspace is not the checkout; both answers, a real request resolved, a third turn cancelled', async () => {
+    const [start] = readmeBlocks('readme-start');
+    agentd = await startAgentdFromShell(`set -euo pipefail\n${onAnyPort(start)}`, env, REPOSITORY);
     fake.enqueue(
       { kind: 'reply', text: FIRST_ANSWER },
       { kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: APPROVED_COMMAND }), callId: 'call_notes' }] },
       { kind: 'reply', text: SECOND_ANSWER },
       { kind: 'hang' },
     );
-    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-readme-ws-')));
-    writeFileSync(join(workspace, 'README.txt'), 'hi\n');
-    const stateDir = mkdtempSync(join(tmpdir(), 'agentd-readme-state-'));
-    const modelsFile = join(stateDir, 'my-models.json');
-    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
-    // as the README says: started in the directory to work on, with a models file
-    const agentd = await startAgentd(['--port', '0', '--state-dir', stateDir, '--models-file', modelsFile], {}, workspace);
-    try {
-      const script = 'set -euo pipefail\n' + walk.replaceAll(README_ADDRESS, agentd.url);
-      const run = await runBash(script, mkdtempSync(join(tmpdir(), 'agentd-readme-shell-')));
-      const output = run.stdout;
-      assert.equal(run.status, 0, `the walk failed (${run.signal ?? run.status}):\n${output}\n${run.stderr}`);
-      assert.equal(run.stderr, '');
-      const lines = output.split('\n');
 
-      assert.ok(lines.includes('{"ok":true}'), output);
-      assert.ok(lines.includes('fake-responses'), 'the models are listed');
-      assert.ok(output.includes(`"cwd":${JSON.stringify(workspace)}`), 'a session without cwd works where the server was started');
-      assert.ok(lines.includes(FIRST_ANSWER), `the first turn's answer is shown:\n${output}`);
+    const walk = readmeBlocks('readme-walk').join('\n');
+    assert.ok(walk.includes(README_ADDRESS), 'the walk names the default address');
+    const script = 'set -euo pipefail\n' + walk.replaceAll(README_ADDRESS, agentd.url);
+    const run = await runBash(script, mkdtempSync(join(tmpdir(), 'agentd-readme-shell-')), env);
+    const output = run.stdout;
+    assert.equal(run.status, 0, `the walk failed (${run.signal ?? run.status}):\n${output}\n${run.stderr}`);
+    assert.equal(run.stderr, '');
+    const lines = output.split('\n');
 
-      // the approval: prompt shown, request resolved, command run once, then the answer
-      assert.ok(lines.includes('tool_approval'), output);
-      assert.ok(output.includes(APPROVED_COMMAND), 'the prompt shows the command');
-      assert.ok(lines.includes('allow_once allow_session deny'), output);
-      assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'hello\n', 'the approved command ran in the workspace');
-      assert.ok(lines.includes(SECOND_ANSWER), `the second turn's answer is shown:\n${output}`);
-      assert.deepEqual((await http('GET', `${agentd.url}/v1/requests`)).json.data, [], 'no request is left pending');
+    assert.ok(lines.includes('{"ok":true}'), output);
+    assert.ok(lines.includes('{"ready":true}'), output);
+    assert.ok(lines.includes('fake-responses'), 'the models are listed');
+    assert.ok(output.includes(`"cwd":${JSON.stringify(workspace)}`), `a session without cwd works in the directory the README made:\n${output}`);
+    assert.ok(lines.includes(FIRST_ANSWER), `the first turn's answer is shown:\n${output}`);
 
-      // the rest: history, rename, fork, cancel of a running turn, deletes
-      assert.ok(lines.some((line) => line.startsWith('1: Create notes.txt') && line.endsWith(`-> ${SECOND_ANSWER}`)), output);
-      assert.ok(lines.includes('Notes'), 'the rename is shown');
-      assert.equal(lines.filter((line) => line === 'cancelled').length, 1, output);
-      assert.equal(lines.filter((line) => line === '204').length, 2, output);
+    // the approval: prompt shown, request resolved, command run once, then the answer
+    assert.ok(lines.includes('tool_approval'), output);
+    assert.ok(output.includes(APPROVED_COMMAND), 'the prompt shows the command');
+    assert.ok(lines.includes('allow_once allow_session deny'), output);
+    assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'hello\n', 'the approved command ran in the workspace');
+    assert.equal(existsSync(join(REPOSITORY, 'notes.txt')), false, 'and not in the checkout the server was started in');
+    assert.ok(lines.includes(SECOND_ANSWER), `the second turn's answer is shown:\n${output}`);
+    assert.deepEqual((await http('GET', `${agentd.url}/v1/requests`)).json.data, [], 'no request is left pending');
 
-      // nothing in the walk failed quietly: no error envelope, no null id carried forward
-      assert.ok(!output.includes('"error"'), output);
-      assert.ok(!lines.includes('null'), output);
-    } finally {
-      await agentd.stop();
-      await fake.close();
+    // the rest: history, rename, fork, cancel of a running turn, deletes
+    assert.ok(lines.some((line) => line.startsWith('1: Create notes.txt') && line.endsWith(`-> ${SECOND_ANSWER}`)), output);
+    assert.ok(lines.includes('Notes'), 'the rename is shown');
+    assert.equal(lines.filter((line) => line === 'cancelled').length, 1, output);
+    assert.equal(lines.filter((line) => line === '204').length, 2, output);
+
+    // nothing in the walk failed quietly: no error envelope, no null id carried forward
+    assert.ok(!output.includes('"error"'), output);
+    assert.ok(!lines.includes('null'), output);
+    await agentd.stop();
+    agentd = undefined;
+  });
+
+  it('the sandbox line: starts with bin/agentd-sandbox from the checkout, and a tool runs in the sandbox unasked', async () => {
+    const [sandbox] = readmeBlocks('readme-sandbox');
+    assert.match(sandbox, /--sandbox-runner bin\/agentd-sandbox/);
+    mkdirSync(workspace, { recursive: true });
+    agentd = await startAgentdFromShell(`set -euo pipefail\n${onAnyPort(sandbox)}`, env, REPOSITORY);
+    fake.enqueue(
+      { kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: 'echo "$HOME $(pwd)" > sandboxed.txt' }), callId: 'call_sandboxed' }] },
+      { kind: 'reply', text: 'Written from the sandbox.' },
+    );
+    const session = await http('POST', `${agentd.url}/v1/sessions`, { body: {} });
+    assert.equal(session.status, 201, JSON.stringify(session.json));
+    const turn = await http('POST', `${agentd.url}/v1/sessions/${session.json.id}/turns`, { body: { input: 'write a file' } });
+    let result;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      result = await http('GET', `${agentd.url}/v1/turns/${turn.json.id}/result`);
+      if (result.status === 200) break;
     }
+    assert.equal(result?.status, 200, 'the turn ended without asking anyone');
+    assert.equal(result.json.turn.status, 'completed', JSON.stringify(result.json));
+    // the sandbox's own view: the workspace at /workspace, a HOME of its own
+    assert.equal(readFileSync(join(workspace, 'sandboxed.txt'), 'utf8').trim().split(' ')[1], '/workspace');
+    await agentd.stop();
+    agentd = undefined;
   });
 });
