@@ -35,7 +35,7 @@ interface StoreModules {
 }
 
 /** The compiled modules of `root` (what agentd runs), built first if its sources are newer. */
-async function loadStore(root: string): Promise<StoreModules> {
+export async function loadStore(root: string): Promise<StoreModules> {
   ensureBuilt(root);
   const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
   const [database, sessions, turns, finalize, historyEntry, ids] = await Promise.all(
@@ -45,7 +45,7 @@ async function loadStore(root: string): Promise<StoreModules> {
 }
 
 /** Runs `count` turns' statements as agentd does, one at a time; a new session every 10 turns. */
-async function runTurns(modules: StoreModules, db: DatabaseModule.Db, count: number): Promise<void> {
+export async function runTurns(modules: StoreModules, db: DatabaseModule.Db, count: number): Promise<void> {
   const { sessions, turns, finalize, historyEntry, ids } = modules;
   let sessionId = '';
   for (let index = 0; index < count; index++) {
