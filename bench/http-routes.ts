@@ -4,7 +4,8 @@
  *
  *   node --import tsx bench/http-routes.ts            (BENCH_SECONDS per run, BENCH_ROUNDS rounds)
  *   BENCH_BEFORE_ROOT=<another checkout> node --import tsx bench/http-routes.ts
- *                                                     (that build measured in the same rounds, alternating)
+ *                                                     (that build measured in the same rounds, alternating;
+ *                                                      BENCH_BEFORE_NODE runs it on another node, e.g. Node 20)
  *
  * BENCH_AGENTD_ROOT runs the measured agentd from another checkout instead of this one (a before and
  * an after build, neither of them a working tree others are changing). BENCH_NODE_FLAGS passes node
@@ -134,7 +135,7 @@ runIfMain(import.meta.url, async () => {
   const [agentd, hello, before] = await Promise.all([
     startAgentd({ root: agentdRoot(), nodeArgs: agentdNodeFlags() }),
     startHello(),
-    beforeRoot ? startAgentd({ root: beforeRoot }) : undefined,
+    beforeRoot ? startAgentd({ root: beforeRoot, node: process.env.BENCH_BEFORE_NODE || process.execPath }) : undefined,
   ]);
   try {
     const busy = await waitForQuietMachine();

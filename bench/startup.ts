@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentdRoot, ensureBuilt, modelsFor, REPO_ROOT, sleep, stopChild } from './support/children.ts';
+import { agentdNode, agentdRoot, ensureBuilt, modelsFor, REPO_ROOT, sleep, stopChild } from './support/children.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, median, printFigure, runIfMain } from './support/report.ts';
 
@@ -22,9 +22,9 @@ interface Start {
 }
 
 /** Starts a node process whose stdout names its URL, waits for `readyPath` to answer 200, stops it. */
-async function timeStart(nodeArgs: string[], pattern: RegExp, readyPath: string): Promise<Start> {
+async function timeStart(nodeArgs: string[], pattern: RegExp, readyPath: string, node = process.execPath): Promise<Start> {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(node, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let output = '';
@@ -72,8 +72,8 @@ export async function benchStartup(starts: number): Promise<void> {
     const hello: Start[] = [];
     for (let index = 0; index < starts; index++) {
       const state = join(stateDir, `run${index}`);
-      fresh.push(await timeStart(agentdArgs(state), agentdListening, '/readyz'));
-      again.push(await timeStart(agentdArgs(state), agentdListening, '/readyz'));
+      fresh.push(await timeStart(agentdArgs(state), agentdListening, '/readyz', agentdNode()));
+      again.push(await timeStart(agentdArgs(state), agentdListening, '/readyz', agentdNode()));
       hello.push(await timeStart([join(REPO_ROOT, 'bench', 'support', 'hello-server.mjs')], /hello listening on (http:\/\/\S+)/, '/'));
     }
     const ready = median(again.map((start) => start.readyMs));

@@ -33,8 +33,10 @@ export interface AgentdOptions {
   models?: unknown;
   /** node options for the child, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] */
   nodeArgs?: string[];
-  /** another checkout to run, for before/after comparisons (default: this one) */
+  /** another checkout to run, for before/after comparisons (default: agentdRoot()) */
   root?: string;
+  /** the node binary that runs agentd (default: agentdNode()) */
+  node?: string;
 }
 
 export interface AgentdChild extends Child {
@@ -47,6 +49,16 @@ export interface AgentdChild extends Child {
 /** BENCH_AGENTD_ROOT: another checkout to run as agentd (a before/after pair on one machine); this one by default. */
 export function agentdRoot(): string {
   return process.env.BENCH_AGENTD_ROOT || REPO_ROOT;
+}
+
+/**
+ * BENCH_AGENTD_NODE: the node binary that runs agentd, e.g. /usr/bin/node (Node 20) with
+ * BENCH_AGENTD_ROOT naming a checkout built on it; the node running the benchmark by default. The
+ * load generators, the fake model and the hello ceiling stay on the benchmark's own node, so two
+ * runs differ only in the server's runtime.
+ */
+export function agentdNode(): string {
+  return process.env.BENCH_AGENTD_NODE || process.execPath;
 }
 
 /** BENCH_NODE_FLAGS: node options for the agentd child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
@@ -89,19 +101,20 @@ function newestMtime(directory: string): number {
 
 /** Starts `node bin/agentd.js serve --port 0` on a fresh SQLite state dir; its output goes to a log file. */
 export async function startAgentd(options: AgentdOptions = {}): Promise<AgentdChild> {
-  ensureBuilt(options.root);
+  const root = options.root ?? agentdRoot();
+  ensureBuilt(root);
   const stateDir = mkdtempSync(join(tmpdir(), 'agentd-bench-state-'));
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-bench-ws-')));
   const modelsFile = join(stateDir, 'models.json');
   writeFileSync(modelsFile, JSON.stringify(options.models ?? modelsFor('http://127.0.0.1:9/v1')));
   const args = [
     ...(options.nodeArgs ?? []),
-    join(options.root ?? REPO_ROOT, 'bin', 'agentd.js'),
+    join(root, 'bin', 'agentd.js'),
     'serve', '--port', '0', '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile,
     ...(options.args ?? []),
   ];
   const spawnedAt = performance.now();
-  const child = await spawnListening(args, /agentd listening on (http:\/\/\S+)/, join(stateDir, 'agentd.log'));
+  const child = await spawnListening(args, /agentd listening on (http:\/\/\S+)/, join(stateDir, 'agentd.log'), options.node ?? agentdNode());
   const msToListening = performance.now() - spawnedAt;
   return {
     ...child,
@@ -179,10 +192,10 @@ export async function spawnScript(name: string, pattern: RegExp, scriptArgs: str
  * Spawns node with stdout and stderr going to a file (never a pipe the parent must drain under load)
  * and waits for the line that carries the URL.
  */
-export async function spawnListening(nodeArgs: string[], pattern: RegExp, logFile: string): Promise<Child> {
+export async function spawnListening(nodeArgs: string[], pattern: RegExp, logFile: string, node = process.execPath): Promise<Child> {
   mkdirSync(dirname(logFile), { recursive: true });
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });
+  const child = spawn(node, nodeArgs, { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let exited: string | null = null;
   child.once('exit', (code, signal) => (exited = `exited with ${signal ?? `code ${code}`}`));
