@@ -79,7 +79,7 @@ describe('client.events() on one server', () => {
     const reconnects: number[] = [];
     const stream = client.events({ sessionId: session.id, backoff: FAST_BACKOFF, onReconnect: (info) => reconnects.push(info.delayMs) });
     const seen = collect(stream);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await stream.opened; // connected: the turn's first events cannot come before it
 
     fake.enqueue({ kind: 'reply', text: LONG_TEXT, chunkDelayMs: 15 });
     const turn = await client.submitTurn(session.id, 'talk slowly');

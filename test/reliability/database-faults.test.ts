@@ -28,6 +28,7 @@ describe('PostgreSQL stopped and started under load', () => {
       models: fakeProviderModels(fake.baseUrl),
       reuse: { backend: { kind: 'postgres', stateDir, databaseUrl: postgres.databaseUrl, drop: async () => {} }, workspace },
       args: ['--max-concurrent-turns', '8'],
+      captureLogs: true,
     });
     request = async (method, path, body) => {
       const answer = await server.request(method, path, body === undefined ? {} : { body });
@@ -52,6 +53,7 @@ describe('PostgreSQL stopped and started under load', () => {
 
     postgres.stop();
     const started = Date.now();
+    const refusedIds: string[] = [];
     for (const [method, path, body] of [
       ['GET', '/readyz'],
       ['GET', '/v1/sessions'],
@@ -63,8 +65,18 @@ describe('PostgreSQL stopped and started under load', () => {
       assert.equal(answer.status, 503, `${method} ${path}: ${JSON.stringify(answer.json)}`);
       assert.equal(answer.json.error.code, 'store_unavailable', `${method} ${path}`);
       assert.ok(answer.headers['retry-after'], `${method} ${path} says when to retry`);
+      refusedIds.push(answer.headers['x-request-id']);
     }
     assert.ok(Date.now() - started < 30_000, 'each answer came within the connection timeout');
+    // each refusal is one request line at warn with its code (and what the database said), no stack
+    const logged = server.logs().map((line) => JSON.parse(line));
+    for (const requestId of refusedIds) {
+      const lines = logged.filter((line) => line.reqId === requestId);
+      assert.deepEqual(lines.map((line) => [line.level, line.msg, line.code]), [[40, 'request', 'store_unavailable']], JSON.stringify(lines));
+    }
+    const reasons = logged.filter((line) => refusedIds.includes(line.reqId) && line.reason).map((line) => line.reason);
+    assert.ok(reasons.length >= 3 && reasons.every((reason) => typeof reason === 'string' && reason.length > 0), JSON.stringify(reasons));
+    assert.ok(!logged.some((line) => refusedIds.includes(line.reqId) && (line.err || line.stack)), 'no stack for a refusal');
     // a session with an active turn is busy whether or not the database answers
     const busy: any = await request('PATCH', `/v1/sessions/${sessions[0]}`, { title: 'renamed while busy' });
     assert.equal(busy.status, 409, JSON.stringify(busy.json));
