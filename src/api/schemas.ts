@@ -176,7 +176,7 @@ export const HumanRequest = Type.Object(
 );
 
 export const ResolveRequest = Type.Object(
-  { decision: Type.String({ minLength: 1, maxLength: 1024 }), value: Type.Optional(Type.String({ maxLength: 65536 })) },
+  { decision: Type.String({ minLength: 1, maxLength: 1024 }), value: Type.Optional(Type.String({ maxLength: 65536, description: 'the words with request_changes and custom; the reason the model is given with deny' })) },
   { title: 'ResolveRequest', additionalProperties: false },
 );
 

@@ -111,6 +111,23 @@ for (const backend of BACKENDS) {
       assert.match(toolOutputSent(fake.requests, 'call_mkdir_3') ?? '', /Exit code: 0/);
     });
 
+    it('a deny with a value sends the human\'s reason to the model with the denial; a blank value is no reason', async () => {
+      const session = await newSession();
+      fake.enqueue(
+        { kind: 'reply', toolCalls: [shellCall('call_rm_reasoned', ['rm', '-rf', 'src'])] },
+        { kind: 'reply', toolCalls: [shellCall('call_rm_blank', ['rm', '-rf', 'lib'])] },
+        { kind: 'reply', text: 'Understood.' },
+      );
+      const turn = await submit(session.id, 'clean up');
+      const reasoned = await nthRequestOf(turn.id, 1);
+      assert.equal((await resolve(reasoned.id, { decision: 'deny', value: 'keep src, delete only build/' })).status, 200);
+      const blank = await nthRequestOf(turn.id, 2);
+      assert.equal((await resolve(blank.id, { decision: 'deny', value: '  ' })).status, 200);
+      assert.equal((await waitForTurn(server, turn.id)).status, 'completed');
+      assert.equal(toolOutputSent(fake.requests, 'call_rm_reasoned'), `${DENIED_OUTPUT}\nThe user's reason: keep src, delete only build/`);
+      assert.equal(toolOutputSent(fake.requests, 'call_rm_blank'), DENIED_OUTPUT);
+    });
+
     it('withdraws the pending request when a waiting turn is cancelled', async () => {
       const session = await newSession();
       fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_wait', ['touch', 'never.txt'])] });

@@ -148,6 +148,7 @@ export type HumanRequest = {
 
 export type ResolveRequest = {
   decision: string;
+  /** the words with request_changes and custom; the reason the model is given with deny */
   value?: string;
 };
 
