@@ -7,7 +7,10 @@
  *   substitution, glob, brace, tilde, redirection, heredoc or variable assignment;
  * - the first word is a plain program name (no `/`) that does not run other programs by design:
  *   not a shell, an interpreter, a wrapper, nor find/xargs/ssh/tar/make and the like;
- * - the second word is a plain subcommand, not an option (`git -c …` never yields `git -c`);
+ * - the second word is a plain subcommand, not an option (`git -c …` never yields `git -c`), and
+ *   not one that runs other commands (SUBCOMMANDS_THAT_RUN_COMMANDS: `git bisect run`,
+ *   `git submodule foreach`, `npm exec`, `docker run`, …): allowing `git bisect start` must not
+ *   let `git bisect run <anything>` through;
  * - no later word is an option that can make the program execute something: a long option that is,
  *   abbreviates, or extends one of EXECUTING_LONG_OPTIONS (`--exec`, `--pager`, `--output`,
  *   `--compress-program`, `--ext-diff`, …), or a short option cluster holding a letter listed
@@ -24,7 +27,29 @@ const RUNS_OTHER_PROGRAMS = new Set([
   'awk', 'gawk', 'mawk', 'nawk', 'sed', 'jshell', 'irb', 'pwsh', 'expect', 'osascript',
   'eval', 'source', '.', 'su', 'runuser', 'unshare', 'nsenter', 'strace', 'ltrace', 'gdb', 'parallel', 'script',
   'find', 'xargs', 'ssh', 'scp', 'sftp', 'rsync', 'tar', 'zip', 'make', 'vim', 'vi', 'nvim', 'emacs', 'less', 'more', 'man',
+  'npx', 'pnpx', 'bunx', 'uvx', 'pipx',
 ]);
+
+/**
+ * Subcommands whose arguments name the command or script they run: a two-word key would cover
+ * every command they are given. (`npm test` and `cargo build` run the project's own code whatever
+ * their arguments, so their two-word key widens nothing.)
+ */
+const SUBCOMMANDS_THAT_RUN_COMMANDS: Record<string, ReadonlySet<string>> = {
+  git: new Set(['bisect', 'submodule', 'filter-branch', 'difftool', 'mergetool']),
+  npm: new Set(['exec', 'x', 'run', 'run-script', 'rum', 'urn', 'explore']),
+  yarn: new Set(['exec', 'run', 'dlx', 'node']),
+  pnpm: new Set(['exec', 'dlx', 'run', 'x']),
+  docker: new Set(['run', 'exec', 'create', 'compose', 'container']),
+  podman: new Set(['run', 'exec', 'create', 'compose', 'container']),
+  kubectl: new Set(['exec', 'run', 'debug', 'attach']),
+  cargo: new Set(['run', 'install']),
+  go: new Set(['run', 'generate', 'tool']),
+  uv: new Set(['run', 'tool']),
+  poetry: new Set(['run']),
+  pipenv: new Set(['run']),
+  dotnet: new Set(['run', 'exec']),
+};
 
 const EXECUTING_LONG_OPTIONS = [
   '--exec', '--eval', '--command', '--cmd', '--shell', '--pager', '--editor', '--config', '--upload-pack', '--receive-pack',
@@ -47,8 +72,14 @@ export function commandKey(source: string, script: ShellScript): string {
     !RUNS_OTHER_PROGRAMS.has(programName(program)) &&
     !isWrapper(program) &&
     PLAIN_SUBCOMMAND.test(subcommand) &&
+    !runsCommands(program, subcommand) &&
     !rest.some((word) => injectsExecution(program, word));
   return prefixed ? `${program} ${subcommand}` : quoteArgv(argv);
+}
+
+function runsCommands(program: string, subcommand: string): boolean {
+  const subcommands = Object.hasOwn(SUBCOMMANDS_THAT_RUN_COMMANDS, program) ? SUBCOMMANDS_THAT_RUN_COMMANDS[program] : undefined;
+  return subcommands?.has(subcommand) ?? false;
 }
 
 function literalSimpleArgv(script: ShellScript): string[] | null {

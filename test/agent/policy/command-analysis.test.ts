@@ -265,6 +265,14 @@ test('the allowance key is the first two words of a plain command, the whole com
     ['perl -v', 'perl -e 1'],
     ['tar tf x.tar', 'tar tf x.tar --to-command=id'],
     ['cargo build', 'cargo build --config=x'],
+    // subcommands whose arguments are commands key on the whole command
+    ['git bisect start', 'git bisect run sh -c id'],
+    ['git submodule update', 'git submodule foreach id'],
+    ['npm exec eslint', 'npm exec -- sh -c id'],
+    ['npx eslint', 'npx eslint-but-evil'],
+    ['npm run build', 'npm run deploy'],
+    ['docker run alpine true', 'docker run -v /:/host alpine sh'],
+    ['cargo run', 'cargo run --bin other'],
   ];
   for (const [approved, other] of distinct) {
     assert.notEqual(keyOfCommand(approved), keyOfCommand(other), `${JSON.stringify(approved)} vs ${JSON.stringify(other)}`);
