@@ -7,8 +7,8 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runInProcessGroup, type CommandRunner } from '../src/agent/tools/process-group.ts';
-import { createConfinedRunner } from '../src/sandbox/confined-runner.ts';
+import { runInProcessGroup, type CommandRunner } from '../src/exec/process-group.ts';
+import { createConfinedRunner } from '../src/exec/confined-runner.ts';
 import { DEFAULT_BUBBLEWRAP_PATH } from '../src/sandbox/bubblewrap.ts';
 import { inspectSystemEntries } from '../src/sandbox/system-paths.ts';
 import { median, percentile, printFigure, runIfMain } from './support/report.ts';

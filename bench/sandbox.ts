@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxClient } from '../src/sandbox/client.ts';
+import { SandboxClient } from '../src/exec/sandbox-client.ts';
 import { ensureBuilt, REPO_ROOT } from './support/children.ts';
 import { percentile } from './support/report.ts';
 

@@ -71,7 +71,7 @@ export async function main(argv: string[]): Promise<void> {
 
 /** The probe, and the sandbox client it drives, load only with --sandbox-runner; a refusal is a usage error. */
 async function probeSandboxRunner(runner: string): Promise<void> {
-  const probe = await import('../sandbox/runner-probe.ts');
+  const probe = await import('../exec/runner-probe.ts');
   try {
     await probe.probeSandboxRunner(runner);
   } catch (error) {

@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { flagDefinition, parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
 import type { TenantRegistry } from './tenant-registry.ts';
-import { sandboxRunnerFileProblem } from '../sandbox/runner-file.ts';
+import { sandboxRunnerFileProblem } from './sandbox-runner-file.ts';
 import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 
 export interface Limits {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { McpServerConfig } from '../config/mcp-config.ts';
-import { MODEL_OUTPUT_LIMIT } from '../agent/tools/output.ts';
+import { MODEL_OUTPUT_LIMIT } from '../exec/output.ts';
 import { McpServerConnection, type ConnectionTimings, type McpTool } from './server-connection.ts';
 import { failedCall, type McpCallOutput } from './tool-output.ts';
 

@@ -1,4 +1,4 @@
-import { MODEL_OUTPUT_LIMIT, truncateForModel } from '../agent/tools/output.ts';
+import { MODEL_OUTPUT_LIMIT, truncateForModel } from '../exec/output.ts';
 
 /** One content block of a tools/call result, as the MCP specification defines them. */
 interface ContentBlock {

@@ -1,7 +1,7 @@
 import type { Db } from '../store/database.ts';
 import type { Catalog } from '../config/models-file.ts';
 import type { Limits } from '../config/config.ts';
-import type { BoundaryTools } from '../sandbox/boundary-tools.ts';
+import type { BoundaryTools } from '../exec/boundary-tools.ts';
 
 /**
  * An access boundary: everything a request is admitted into. In single-user mode there is exactly

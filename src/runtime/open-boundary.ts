@@ -5,7 +5,7 @@
  */
 import type { Dialect } from '../agent/providers/types.ts';
 import type { ToolRegistry } from '../agent/tools/registry.ts';
-import { boundaryTools, type BoundaryToolsOptions } from '../sandbox/boundary-tools.ts';
+import { boundaryTools, type BoundaryToolsOptions } from '../exec/boundary-tools.ts';
 import type { Boundary } from './boundary.ts';
 import { BoundaryRuntime, type BoundaryRuntimeDeps } from './boundary-runtime.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';

@@ -17,7 +17,7 @@ import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
 import { openBoundaryRuntime, turnToolsFactory } from '../runtime/open-boundary.ts';
 import type { Scheduler } from '../runtime/turn/scheduler.ts';
 import { lazyToolRegistries } from '../runtime/tool-registries.ts';
-import { createProcessGroupRunner } from '../agent/tools/process-group.ts';
+import { createProcessGroupRunner } from '../exec/process-group.ts';
 import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
 import { TenantRuntimes } from './tenant-runtimes.ts';

@@ -8,7 +8,7 @@ import { BACKENDS } from '../support/backends.ts';
 import { fakeProviderModels, startTestServer, waitForTurn } from '../support/server.ts';
 import { startFakeProvider } from '../support/fake-provider.ts';
 import { EventRecorder } from '../support/events.ts';
-import { groupIsAlive, processIsAlive } from '../../src/agent/tools/process-group.ts';
+import { groupIsAlive, processIsAlive } from '../../src/exec/process-group.ts';
 
 const spawn = (callId: string, label: string, prompt: string) => ({ name: 'spawn_agent', arguments: JSON.stringify({ label, prompt }), callId });
 const shell = (callId: string, command: string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });

@@ -8,7 +8,7 @@ import { startFakeProvider, type FakeProvider, type FakeRequest } from '../suppo
 import { EventRecorder } from '../support/events.ts';
 import { toolOutputSent, useFakeServer } from '../support/harness.ts';
 import { DENIED_OUTPUT } from '../../src/agent/policy/authorize.ts';
-import { groupIsAlive, processIsAlive } from '../../src/agent/tools/process-group.ts';
+import { groupIsAlive, processIsAlive } from '../../src/exec/process-group.ts';
 
 const shellCall = (callId: string, command: string[] | string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
 

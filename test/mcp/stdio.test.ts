@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { McpManager } from '../../src/mcp/mcp-manager.ts';
-import { MODEL_OUTPUT_LIMIT } from '../../src/agent/tools/output.ts';
+import { MODEL_OUTPUT_LIMIT } from '../../src/exec/output.ts';
 import { STDIO_FIXTURE, capturedLogger, eventually, toolsWhere } from './support.ts';
 
 const LEAKED_TOKEN = 'service-token-that-must-not-reach-tool-servers';

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SandboxClient } from '../../src/sandbox/client.ts';
+import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { sandboxClient, scratchDirectory, shell } from './support.ts';
 
 const CANARY = 'sk-canary-7f3c9a1e-provider-key';

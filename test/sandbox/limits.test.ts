@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { SandboxClient } from '../../src/sandbox/client.ts';
+import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { processesWith, waitUntil } from '../e2e/sandbox-support.ts';
 import { sandboxClient, scratchDirectory, shell } from './support.ts';
 

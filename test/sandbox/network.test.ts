@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
-import type { SandboxClient } from '../../src/sandbox/client.ts';
+import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { NFT_TABLE } from '../../src/sandbox/runner/network.ts';
 import { sandboxClient, scratchDirectory, shell } from './support.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SandboxClient } from '../../src/sandbox/client.ts';
+import { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { runnerCommand, scratchDirectory } from './support.ts';
 
 /** Starts the runner with one guarantee made unavailable; returns its single stdout line and exit code. */

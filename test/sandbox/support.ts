@@ -1,7 +1,7 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxClient } from '../../src/sandbox/client.ts';
+import { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import type { ResultLine } from '../../src/sandbox/protocol.ts';
 
 export const RUNNER_SOURCE = new URL('../../src/sandbox/runner/main.ts', import.meta.url).pathname;

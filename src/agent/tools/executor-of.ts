@@ -2,9 +2,9 @@
  * The executor a tool runs on: the one its context carries (the boundary's, always so in the
  * server), else a plain host executor, for a tool used on its own (tests, embedding).
  */
-import { hostExecutor } from '../../sandbox/host-executor.ts';
-import type { ToolExecutor } from '../../sandbox/executor.ts';
-import { createProcessGroupRunner } from './process-group.ts';
+import { hostExecutor } from '../../exec/host-executor.ts';
+import type { ToolExecutor } from '../../exec/executor.ts';
+import { createProcessGroupRunner } from '../../exec/process-group.ts';
 import type { ToolContext } from './types.ts';
 
 let standalone: ToolExecutor | null = null;

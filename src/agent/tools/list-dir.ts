@@ -4,7 +4,7 @@
  * symlink (workspace/no-follow.ts), in the sandbox nothing outside the guest exists to follow.
  */
 import { Type } from 'typebox';
-import { ExecutorError, type DirectoryEntry, type ToolExecutor } from '../../sandbox/executor.ts';
+import { ExecutorError, type DirectoryEntry, type ToolExecutor } from '../../exec/executor.ts';
 import { functionTool } from './arguments.ts';
 import { executorOf } from './executor-of.ts';
 import { timeLimit, type TimeLimit } from './time-limit.ts';

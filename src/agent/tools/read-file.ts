@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { MAX_READ_BYTES } from '../../sandbox/protocol.ts';
 import { functionTool } from './arguments.ts';
 import { executorOf } from './executor-of.ts';
-import { MODEL_OUTPUT_LIMIT } from './output.ts';
+import { MODEL_OUTPUT_LIMIT } from '../../exec/output.ts';
 import { fileOperation, resolveToolPath } from './tool-paths.ts';
 import { success, ToolError } from './types.ts';
 

@@ -12,7 +12,7 @@ import { PathError, type PathClassification } from '../../workspace/paths.ts';
 import { classifyToolPath } from './tool-paths.ts';
 import { createApplyPatchTool } from './apply-patch/apply-patch-tool.ts';
 import { listDirTool } from './list-dir.ts';
-import { truncateForModel } from './output.ts';
+import { truncateForModel } from '../../exec/output.ts';
 import { askQuestionTool, enterPlanModeTool, exitPlanModeTool } from './plan-mode.ts';
 import { readFileTool } from './read-file.ts';
 import { createSearchTool, type SearchToolOptions } from './search/search-tool.ts';

@@ -12,11 +12,11 @@ import { statSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
 import { functionTool } from './arguments.ts';
 import { literalArgvOf } from '../policy/literal-command.ts';
-import { toolEnvironment } from './environment.ts';
-import type { CommandRunner } from './process-group.ts';
+import { toolEnvironment } from '../../exec/tool-environment.ts';
+import type { CommandRunner } from '../../exec/process-group.ts';
 import { executorOf } from './executor-of.ts';
-import { hostExecutor } from '../../sandbox/host-executor.ts';
-import type { RunOutcome } from '../../sandbox/executor.ts';
+import { hostExecutor } from '../../exec/host-executor.ts';
+import type { RunOutcome } from '../../exec/executor.ts';
 import { resolveToolPath } from './tool-paths.ts';
 import { ToolError, type Tool } from './types.ts';
 

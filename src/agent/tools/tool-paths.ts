@@ -5,7 +5,7 @@
  * then opens it without following a symlink swapped in after the check (host), or inside the
  * sandbox, where nothing else exists (guest).
  */
-import { ExecutorError, type FileProblem } from '../../sandbox/executor.ts';
+import { ExecutorError, type FileProblem } from '../../exec/executor.ts';
 import { classifyGuestPath } from '../../sandbox/guest-paths.ts';
 import { canonicalizeInside, PathError, type PathClassification } from '../../workspace/paths.ts';
 import { ToolError, type ToolContext } from './types.ts';

@@ -4,7 +4,7 @@
  * it will touch (`plan`, which the approval policy judges), and then runs.
  */
 import type { ToolSpec } from '../providers/types.ts';
-import type { ToolExecutor } from '../../sandbox/executor.ts';
+import type { ToolExecutor } from '../../exec/executor.ts';
 
 import type { HumanDecision, HumanRequestKind } from '../../domain/human-request.ts';
 

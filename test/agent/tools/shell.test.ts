@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createShellTool, MAX_SHELL_TIMEOUT_MS } from '../../../src/agent/tools/shell.ts';
-import { createProcessGroupRunner, groupIsAlive, processIsAlive, type CommandRunner } from '../../../src/agent/tools/process-group.ts';
+import { createProcessGroupRunner, groupIsAlive, processIsAlive, type CommandRunner } from '../../../src/exec/process-group.ts';
 import { ToolError } from '../../../src/agent/tools/types.ts';
 import { makeContext, makeWorkspace, type TestContext } from './context.ts';
 

@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import { argumentsParser, modelSchema } from '../arguments.ts';
 import { resolveToolPath } from '../tool-paths.ts';
 import { success, ToolError, type Tool } from '../types.ts';
-import { ExecutorError, type ToolExecutor } from '../../../sandbox/executor.ts';
+import { ExecutorError, type ToolExecutor } from '../../../exec/executor.ts';
 import { executorOf } from '../executor-of.ts';
 import { applyPatchOperations, type AppliedChange, type PatchFiles } from './apply.ts';
 import { parsePatch, PatchError, type PatchOperation } from './parse.ts';

@@ -3,14 +3,14 @@
  * on the host ripgrep when installed and JavaScript otherwise.
  */
 import { Type } from 'typebox';
-import { hostExecutor } from '../../../sandbox/host-executor.ts';
+import { hostExecutor } from '../../../exec/host-executor.ts';
 import { functionTool } from '../arguments.ts';
 import { executorOf } from '../executor-of.ts';
-import { createProcessGroupRunner } from '../process-group.ts';
+import { createProcessGroupRunner } from '../../../exec/process-group.ts';
 import { timeLimit } from '../time-limit.ts';
 import { displayPath, fileOperation, resolveToolPath } from '../tool-paths.ts';
 import { success, type Tool } from '../types.ts';
-import { chooseSearchBackend, type SearchToolOptions } from './choose-backend.ts';
+import { chooseSearchBackend, type SearchToolOptions } from '../../../exec/search/choose-backend.ts';
 
 export { chooseSearchBackend, type SearchToolOptions };
 

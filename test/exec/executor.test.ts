@@ -8,9 +8,9 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createProcessGroupRunner } from '../../src/agent/tools/process-group.ts';
-import { ExecutorError, hostExecutor, sandboxExecutor, type RunOutcome, type ToolExecutor } from '../../src/sandbox/executor.ts';
-import { RUNNER_SOURCE, scratchDirectory } from './support.ts';
+import { createProcessGroupRunner } from '../../src/exec/process-group.ts';
+import { ExecutorError, hostExecutor, sandboxExecutor, type RunOutcome, type ToolExecutor } from '../../src/exec/executor.ts';
+import { RUNNER_SOURCE, scratchDirectory } from '../sandbox/support.ts';
 
 /** A runner program: a shell script, as an operator's --sandbox-runner would be. */
 function runnerProgram(body: string): string {

@@ -9,9 +9,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
-import { createConfinedRunner } from '../../src/sandbox/confined-runner.ts';
+import { createConfinedRunner } from '../../src/exec/confined-runner.ts';
 import { inspectSystemEntries } from '../../src/sandbox/system-paths.ts';
-import type { CommandResult } from '../../src/agent/tools/process-group.ts';
+import type { CommandResult } from '../../src/exec/process-group.ts';
 
 const CANARY = 'canary-7f3a9c';
 

@@ -4,11 +4,11 @@
  * or timeout signals bwrap, whose death takes the command's PID namespace, and with it every
  * process the command started, down with it.
  */
-import { runInProcessGroup, type CommandRunner, type ProcessGroupOptions } from '../agent/tools/process-group.ts';
-import { toolEnvironment } from '../agent/tools/environment.ts';
-import { bubblewrapArguments } from './bubblewrap.ts';
-import { hiddenPaths } from './hidden-paths.ts';
-import type { SystemEntry } from './system-paths.ts';
+import { runInProcessGroup, type CommandRunner, type ProcessGroupOptions } from './process-group.ts';
+import { toolEnvironment } from './tool-environment.ts';
+import { bubblewrapArguments } from '../sandbox/bubblewrap.ts';
+import { hiddenPaths } from '../sandbox/hidden-paths.ts';
+import type { SystemEntry } from '../sandbox/system-paths.ts';
 
 export interface ConfinementSettings {
   bubblewrapPath: string;

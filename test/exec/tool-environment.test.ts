@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isAllowedVariable, toolEnvironment } from '../../../src/agent/tools/environment.ts';
-import { runInProcessGroup } from '../../../src/agent/tools/process-group.ts';
+import { isAllowedVariable, toolEnvironment } from '../../src/exec/tool-environment.ts';
+import { runInProcessGroup } from '../../src/exec/process-group.ts';
 
 /** the plain settings a tool may see as the server has them */
 const PLAIN_SETTINGS = {

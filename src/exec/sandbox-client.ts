@@ -6,8 +6,8 @@
  * one. It never runs anything itself: no runner, no execution.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { BoundedLineSplitter } from './ndjson.ts';
-import { encodeLine, MAX_LINE_BYTES, type OperationRequest, type ReadyLine, type ResultLine } from './protocol.ts';
+import { BoundedLineSplitter } from '../sandbox/ndjson.ts';
+import { encodeLine, MAX_LINE_BYTES, type OperationRequest, type ReadyLine, type ResultLine } from '../sandbox/protocol.ts';
 
 export type SandboxErrorCode = 'sandbox_unavailable' | 'sandbox_protocol_error' | 'sandbox_died' | 'sandbox_start_timeout' | 'sandbox_request_rejected' | 'sandbox_closed' | 'sandbox_cancel_timeout';
 

@@ -10,8 +10,8 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { RE2JS } from 're2js';
-import { closeDirectory, directoryPath, openChildDirectory, openDirectoryExact, openEntry, openExact, type OpenDirectory } from '../../../workspace/no-follow.ts';
-import { ToolError } from '../types.ts';
+import { closeDirectory, directoryPath, openChildDirectory, openDirectoryExact, openEntry, openExact, type OpenDirectory } from '../../workspace/no-follow.ts';
+import { ToolError } from '../../agent/tools/types.ts';
 import { clipMatchText, type SearchBackend, type SearchMatch, type SearchRequest } from './backend.ts';
 import { compileGlob, type GlobFilter } from './glob.ts';
 

@@ -6,8 +6,8 @@
  * operation inside the tenant's sandbox runner, never on the host). Every execution tool reaches
  * it through its ToolContext; the boundary's one comes from boundary-tools.ts.
  */
-import type { CommandView } from '../agent/tools/process-group.ts';
-import type { DirectoryEntry, SearchMatch } from './protocol.ts';
+import type { CommandView } from './process-group.ts';
+import type { DirectoryEntry, SearchMatch } from '../sandbox/protocol.ts';
 
 export type { DirectoryEntry, SearchMatch };
 

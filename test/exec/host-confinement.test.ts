@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { detectHostConfinement, probeBubblewrap } from '../../src/sandbox/host-confinement.ts';
+import { detectHostConfinement, probeBubblewrap } from '../../src/exec/host-confinement.ts';
 import { hiddenPaths } from '../../src/sandbox/hidden-paths.ts';
 import { inspectSystemEntries } from '../../src/sandbox/system-paths.ts';
 

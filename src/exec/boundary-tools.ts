@@ -8,10 +8,10 @@
  *
  * The executors are loaded with the first call, like the tools themselves: start-up loads neither.
  */
-import type { CommandRunner } from '../agent/tools/process-group.ts';
+import type { CommandRunner } from './process-group.ts';
 import type { ToolExecutor } from './executor.ts';
-import { guestPathOf } from './guest-paths.ts';
-import { GUEST_WORKSPACE } from './guest-mounts.ts';
+import { guestPathOf } from '../sandbox/guest-paths.ts';
+import { GUEST_WORKSPACE } from '../sandbox/guest-mounts.ts';
 
 /** The session directory and the workspace roots in the terms of the boundary's executor. */
 export interface WorkspaceView {

@@ -12,8 +12,8 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { toolEnvironment } from '../environment.ts';
-import { ToolError } from '../types.ts';
+import { toolEnvironment } from '../tool-environment.ts';
+import { ToolError } from '../../agent/tools/types.ts';
 import { clipMatchText, MAX_MATCH_TEXT, type SearchBackend, type SearchMatch } from './backend.ts';
 import { confirmMatches } from './confirm-matches.ts';
 

@@ -2,9 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CANCEL_GRACE_MS, SandboxClient, type SandboxError } from '../../src/sandbox/client.ts';
+import { CANCEL_GRACE_MS, SandboxClient, type SandboxError } from '../../src/exec/sandbox-client.ts';
 import { MAX_LINE_BYTES } from '../../src/sandbox/protocol.ts';
-import { sandboxClient, scratchDirectory, shell } from './support.ts';
+import { sandboxClient, scratchDirectory, shell } from '../sandbox/support.ts';
 
 /** A stand-in runner: a tiny node script that misbehaves in one way. */
 function brokenRunner(script: string): SandboxClient {

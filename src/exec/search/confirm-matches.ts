@@ -7,7 +7,7 @@
  */
 import { constants } from 'node:fs';
 import { RE2JS } from 're2js';
-import { openExact } from '../../../workspace/no-follow.ts';
+import { openExact } from '../../workspace/no-follow.ts';
 import { clipMatchText, type SearchMatch } from './backend.ts';
 import { readSearchableText } from './javascript-search.ts';
 

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, lstatSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { closeDirectory, entryPath, makeDirectories, openDirectoryExact, openEntry, UnsafePathError, type OpenDirectory } from '../../../workspace/no-follow.ts';
+import { closeDirectory, entryPath, makeDirectories, openDirectoryExact, openEntry, UnsafePathError, type OpenDirectory } from '../workspace/no-follow.ts';
 
 /**
  * Writes `contents` to `file` (replacing it whole, keeping its permissions), creating missing

@@ -4,10 +4,10 @@
  * start or speaks garbage fails the call with an ExecutorError saying nothing ran, and the client
  * starts a fresh runner for the next call. There is no host fallback in this file to reach.
  */
-import { HeadTailBuffer } from '../agent/tools/output.ts';
-import { runnerEnvironment, SandboxClient, SandboxError, type CallOptions, type RequestBody } from './client.ts';
+import { HeadTailBuffer } from './output.ts';
+import { runnerEnvironment, SandboxClient, SandboxError, type CallOptions, type RequestBody } from './sandbox-client.ts';
 import { ExecutorError, type FileProblem, type ToolExecutor } from './executor.ts';
-import { GUEST_WORKSPACE, MAX_READ_BYTES, type ResultLine } from './protocol.ts';
+import { GUEST_WORKSPACE, MAX_READ_BYTES, type ResultLine } from '../sandbox/protocol.ts';
 
 export interface SandboxExecutorOptions {
   /** the runner program (--sandbox-runner) */

@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runnerEnvironment, SandboxClient, SandboxError } from './client.ts';
-import type { ReadyLine } from './protocol.ts';
+import { runnerEnvironment, SandboxClient, SandboxError } from './sandbox-client.ts';
+import type { ReadyLine } from '../sandbox/protocol.ts';
 
 /** The runner's own start includes a confined `true`; a loaded host may need a few seconds. */
 const PROBE_READY_TIMEOUT_MS = 20_000;

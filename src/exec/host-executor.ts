@@ -8,10 +8,10 @@
 import { closeSync, constants, fstatSync, lstatSync, readlinkSync, readSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { removeFile, writeContents } from '../agent/tools/apply-patch/patch-files.ts';
-import type { CommandRunner } from '../agent/tools/process-group.ts';
-import type { SearchBackend } from '../agent/tools/search/backend.ts';
-import { chooseSearchBackend } from '../agent/tools/search/choose-backend.ts';
+import { removeFile, writeContents } from './patch-files.ts';
+import type { CommandRunner } from './process-group.ts';
+import type { SearchBackend } from './search/backend.ts';
+import { chooseSearchBackend } from './search/choose-backend.ts';
 import { PathError } from '../workspace/paths.ts';
 import { closeDirectory, directoryPath, entryPath, openDirectoryExact, openExact } from '../workspace/no-follow.ts';
 import { ExecutorError, type DirectoryEntry, type FileProblem, type ToolExecutor } from './executor.ts';

@@ -5,11 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import type { Logger } from 'pino';
-import { toolEnvironment } from '../agent/tools/environment.ts';
-import type { CommandRunner } from '../agent/tools/process-group.ts';
-import { bubblewrapArguments, DEFAULT_BUBBLEWRAP_PATH } from './bubblewrap.ts';
+import { toolEnvironment } from './tool-environment.ts';
+import type { CommandRunner } from './process-group.ts';
+import { bubblewrapArguments, DEFAULT_BUBBLEWRAP_PATH } from '../sandbox/bubblewrap.ts';
 import { createConfinedRunner } from './confined-runner.ts';
-import { inspectSystemEntries, type SystemEntry } from './system-paths.ts';
+import { inspectSystemEntries, type SystemEntry } from '../sandbox/system-paths.ts';
 
 export type ConfinementMode = 'auto' | 'off';
 

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { toolEnvironment } from './environment.ts';
+import { toolEnvironment } from './tool-environment.ts';
 import { HeadTailBuffer, MODEL_OUTPUT_LIMIT } from './output.ts';
 
 export interface CommandRequest {
