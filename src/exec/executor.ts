@@ -19,7 +19,7 @@ export interface RunCommand {
   signal: AbortSignal;
   /** stdout and stderr interleaved, in arrival order */
   onOutput(chunk: string): void;
-  /** host only: the variables the allowlist of agent/tools/environment.ts may pass on; the sandbox's environment is fixed */
+  /** host only: the variables the allowlist of exec/tool-environment.ts may pass on; the sandbox's environment is fixed */
   env?: Record<string, string>;
   /** host only: what a confined host command may see and change; the sandbox always shows its workspace */
   view?: CommandView;
@@ -102,6 +102,3 @@ export class ExecutorError extends Error {
     this.name = 'ExecutorError';
   }
 }
-
-export { hostExecutor, type HostExecutorOptions } from './host-executor.ts';
-export { sandboxExecutor, type SandboxExecutorOptions } from './sandbox-executor.ts';

@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createProcessGroupRunner } from '../../src/exec/process-group.ts';
-import { ExecutorError, hostExecutor, sandboxExecutor, type RunOutcome, type ToolExecutor } from '../../src/exec/executor.ts';
+import { ExecutorError, type RunOutcome, type ToolExecutor } from '../../src/exec/executor.ts';
+import { hostExecutor } from '../../src/exec/host-executor.ts';
+import { sandboxExecutor } from '../../src/exec/sandbox-executor.ts';
 import { RUNNER_SOURCE, scratchDirectory } from '../sandbox/support.ts';
 
 /** A runner program: a shell script, as an operator's --sandbox-runner would be. */

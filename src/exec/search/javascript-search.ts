@@ -11,7 +11,7 @@ import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { RE2JS } from 're2js';
 import { closeDirectory, directoryPath, openChildDirectory, openDirectoryExact, openEntry, openExact, type OpenDirectory } from '../../workspace/no-follow.ts';
-import { ToolError } from '../../agent/tools/types.ts';
+import { ExecutorError } from '../executor.ts';
 import { clipMatchText, type SearchBackend, type SearchMatch, type SearchRequest } from './backend.ts';
 import { compileGlob, type GlobFilter } from './glob.ts';
 
@@ -68,7 +68,7 @@ export function compilePattern(pattern: string): RE2JS {
   try {
     return RE2JS.compile(pattern);
   } catch (error) {
-    throw new ToolError(`invalid regular expression (RE2 syntax, as ripgrep's; no lookaround or backreferences): ${(error as Error).message}`);
+    throw new ExecutorError('operation', `invalid regular expression (RE2 syntax, as ripgrep's; no lookaround or backreferences): ${(error as Error).message}`);
   }
 }
 

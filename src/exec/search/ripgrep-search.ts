@@ -13,7 +13,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { toolEnvironment } from '../tool-environment.ts';
-import { ToolError } from '../../agent/tools/types.ts';
+import { ExecutorError } from '../executor.ts';
 import { clipMatchText, MAX_MATCH_TEXT, type SearchBackend, type SearchMatch } from './backend.ts';
 import { confirmMatches } from './confirm-matches.ts';
 
@@ -73,7 +73,7 @@ export function createRipgrepSearch(ripgrep: string): SearchBackend {
       child.on('close', (code) => {
         if (pending !== '') take(pending + decoder.end());
         // 1 means "no match"; 2 with matches means some files could not be read.
-        if (code === 2 && matches.length === 0) reject(new ToolError(`ripgrep failed: ${stderr.trim()}`));
+        if (code === 2 && matches.length === 0) reject(new ExecutorError('operation', `ripgrep failed: ${stderr.trim()}`));
         else resolve({ matches: confirmMatches(matches, request.pattern), limitReached });
       });
     });
