@@ -14,12 +14,12 @@ import { HeadTailBuffer, MODEL_OUTPUT_LIMIT } from './output.ts';
 export interface CommandRequest {
   argv: string[];
   cwd: string;
-  /** only its allowlisted variables reach the command (see environment.ts), whatever the caller put in */
+  /** only its allowlisted variables reach the command (see tool-environment.ts), whatever the caller put in */
   env: Record<string, string>;
   /**
    * What the command may see and change. The host runner cannot enforce it (it is the fallback
    * without bubblewrap, where the policy lets only a strict read-only set run unasked); the
-   * confined runner of src/sandbox enforces it.
+   * confined runner (confined-runner.ts) enforces it.
    */
   view?: CommandView;
   timeoutMs: number;

@@ -1,6 +1,6 @@
 /**
  * The sandbox side of ToolExecutor: every operation is a request to the tenant's runner
- * (client.ts), with guest paths. It fails closed: a runner that is missing, crashes, hangs at
+ * (sandbox-client.ts), with guest paths. It fails closed: a runner that is missing, crashes, hangs at
  * start or speaks garbage fails the call with an ExecutorError saying nothing ran, and the client
  * starts a fresh runner for the next call. There is no host fallback in this file to reach.
  */

@@ -16,7 +16,7 @@ export interface Boundary {
   limits: Limits;
   yolo: boolean;
   stateDir: string;
-  /** how every execution tool of the boundary runs: the sandbox, or the host (sandbox/boundary-tools.ts) */
+  /** how every execution tool of the boundary runs: the sandbox, or the host (exec/boundary-tools.ts) */
   tools: BoundaryTools;
 }
 

@@ -12,7 +12,7 @@ import type { TurnToolsFactory } from './turn/tool-port.ts';
 import { createTurnTools, type TurnToolOptions } from './turn/turn-tools.ts';
 
 export interface BoundaryOpening extends Omit<Boundary, 'tools'> {
-  /** how the boundary's execution tools reach the machine (sandbox/boundary-tools.ts) */
+  /** how the boundary's execution tools reach the machine (exec/boundary-tools.ts) */
   tools: BoundaryToolsOptions;
 }
 

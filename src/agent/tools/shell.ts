@@ -4,9 +4,9 @@
  * nor trusted, so nothing they export reaches the command and none of their work slows it). In the sandbox, the command runs there with
  * its fixed environment, and a timeout or abort ends its whole PID namespace. On the host, the
  * process group is killed on timeout or abort (see process-group.ts); a call no human decided
- * (unattended) asks its runner for the read-only view, which the confined runner of src/sandbox
+ * (unattended) asks its runner for the read-only view, which the confined runner of src/exec
  * enforces and the host runner cannot (the policy then lets only its strict read-only set run
- * unasked); every command gets the allowlisted environment of environment.ts.
+ * unasked); every command gets the allowlisted environment of exec/tool-environment.ts.
  */
 import { statSync } from 'node:fs';
 import { Type, type Static } from 'typebox';

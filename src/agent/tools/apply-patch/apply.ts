@@ -2,11 +2,11 @@
  * Applies parsed patch operations all-or-nothing: every hunk of every file is located and the new
  * contents computed in memory first; only then are files written. Should a write still fail, the
  * files already written are restored from their snapshots. The file operations themselves never
- * follow a symlink swapped in after the paths were checked (patch-files.ts).
+ * follow a symlink swapped in after the paths were checked (exec/patch-files.ts).
  */
 import { oldLinesOf, PatchError, type Hunk, type HunkLine, type PatchOperation } from './parse.ts';
 
-/** How the patch reaches the files: the boundary's executor (patch-files.ts). */
+/** How the patch reaches the files: the boundary's executor (exec/patch-files.ts). */
 export interface PatchFiles {
   /** the file's text, or null when there is none */
   read(file: string): Promise<string | null>;
