@@ -77,9 +77,6 @@ const Cancel = Type.Object({ type: Type.Literal('cancel'), id: Id }, { additiona
 export const SandboxRequestSchema = Type.Union([RunArgv, RunShell, Read, Write, List, Search, Cancel]);
 export type SandboxRequest = Static<typeof SandboxRequestSchema>;
 export type RunRequest = Static<typeof RunArgv> | Static<typeof RunShell>;
-export type ReadRequest = Static<typeof Read>;
-export type WriteRequest = Static<typeof Write>;
-export type ListRequest = Static<typeof List>;
 export type SearchRequest = Static<typeof Search>;
 export type OperationRequest = Exclude<SandboxRequest, { type: 'cancel' }>;
 

@@ -19,11 +19,6 @@ export function expandBraces(marked: string): string[] | null {
   return words === null ? null : words.map((word) => word.replace(MARKERS, (marker) => LITERAL[marker]));
 }
 
-export function hasBraceExpansion(marked: string): boolean {
-  const words = expand(marked, { remaining: MAX_BRACE_WORDS });
-  return words === null || words.length !== 1 || words[0] !== marked;
-}
-
 function expand(word: string, budget: { remaining: number }): string[] | null {
   for (let open = word.indexOf(BRACE_OPEN); open !== -1; open = word.indexOf(BRACE_OPEN, open + 1)) {
     const group = groupAt(word, open);

@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Value } from 'typebox/value';
 import { BoundedLineSplitter } from '../ndjson.ts';
 import {
-  DEFAULT_TIMEOUT_MS, encodeLine, GUEST_WORKSPACE, MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_CHUNK_CHARS,
+  DEFAULT_TIMEOUT_MS, GUEST_WORKSPACE, MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_CHUNK_CHARS,
   SandboxRequestSchema, type OperationRequest, type RunRequest, type SandboxRequest, type SandboxResponse,
 } from '../protocol.ts';
 import { planOperation, type PlannedOperation } from './operations.ts';

@@ -55,7 +55,7 @@ export function createOpenAIResponsesAdapter(
     dialect: 'openai-responses',
     async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       signal.throwIfAborted();
-      const translator = new ResponseStreamTranslator(connection.provider, errorContext);
+      const translator = new ResponseStreamTranslator(errorContext);
       try {
         // The POST the SDK's `responses.create` sends, its body written here (tools from their kept JSON).
         const response = await postForStream({ baseUrl: connection.baseUrl, path: '/responses', headers, body: responsesRequestJson({ ...request, input: request.input.filter(isResponsesReadable) }), signal }, OpenAI, options.fetch);
@@ -150,10 +150,7 @@ class ResponseStreamTranslator {
   private readonly emittedItemIds = new Set<string>();
   private webSearchCalls = 0;
 
-  constructor(
-    private readonly provider: string,
-    private readonly errorContext: ErrorContext,
-  ) {}
+  constructor(private readonly errorContext: ErrorContext) {}
 
   *translate(event: StreamEvent): Generator<ProviderEvent> {
     switch (event.type) {
