@@ -4,15 +4,24 @@ import { chatCommand } from './chat-support.ts';
 /** `agentd chat` in a detached 150×50 tmux session: a real terminal, read back from its screen. */
 export interface TmuxChat {
   /** starts `agentd chat --url <url>` in `cwd` and waits for its prompt; the session prints CHAT-EXITED-<code> when the chat ends */
-  start(url: string, cwd: string): Promise<void>;
+  start(url: string, cwd: string, options?: StartOptions): Promise<void>;
+  /** runs `agentd chat ARGS` in `cwd` as a shell command line: `before` and `after` go around it (`true |`, `< /dev/null`); waits for nothing */
+  run(args: string[], cwd: string, options?: StartOptions & { before?: string; after?: string }): void;
   /** types into the chat (tmux send-keys: text, or key names such as Enter and C-c) */
   send(...keys: string[]): void;
-  /** the last 200 lines of the screen */
-  screen(): string;
+  /** the last 200 lines of the screen; with `escapes`, the colours and attributes as SGR sequences */
+  screen(options?: { escapes?: boolean }): string;
   /** polls the screen until `test` matches it, and returns it */
   waitForScreen(test: RegExp, timeoutMs?: number): Promise<string>;
   /** ends the tmux session, if it is still there */
   kill(): void;
+}
+
+export interface StartOptions {
+  /** more arguments after --url */
+  args?: string[];
+  /** environment variables for the chat, e.g. NO_COLOR */
+  env?: Record<string, string>;
 }
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
@@ -20,7 +29,13 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 /** `joinWrappedLines` reads a long line wrapped by the terminal as one line (and keeps trailing spaces). */
 export function tmuxChat(session: string, options: { joinWrappedLines?: boolean } = {}): TmuxChat {
   const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
-  const screen = () => tmux('capture-pane', '-p', ...(options.joinWrappedLines ? ['-J'] : []), '-t', session, '-S', '-200');
+  const screen = (capture: { escapes?: boolean } = {}) => tmux('capture-pane', '-p', ...(capture.escapes ? ['-e'] : []), ...(options.joinWrappedLines ? ['-J'] : []), '-t', session, '-S', '-200');
+  const launch = (args: string[], cwd: string, start: StartOptions & { before?: string; after?: string }) => {
+    const command = chatCommand(args).map(quote).join(' ');
+    const env = Object.entries(start.env ?? {}).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
+    const line = `${start.before ?? ''} env -u SERVICE_TOKEN ${env} ${command} ${start.after ?? ''}; echo CHAT-EXITED-$?; sleep 60`;
+    tmux('new-session', '-d', '-s', session, '-x', '150', '-y', '50', '-c', cwd, line);
+  };
   const waitForScreen = async (test: RegExp, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -31,11 +46,11 @@ export function tmuxChat(session: string, options: { joinWrappedLines?: boolean 
     }
   };
   return {
-    async start(url, cwd) {
-      const command = chatCommand(['--url', url]).map(quote).join(' ');
-      tmux('new-session', '-d', '-s', session, '-x', '150', '-y', '50', '-c', cwd, `env -u SERVICE_TOKEN ${command}; echo CHAT-EXITED-$?; sleep 60`);
+    async start(url, cwd, start = {}) {
+      launch(['--url', url, ...(start.args ?? [])], cwd, start);
       await waitForScreen(/^›/m);
     },
+    run: (args, cwd, start = {}) => launch(args, cwd, start),
     send: (...keys) => void tmux('send-keys', '-t', session, ...keys),
     screen,
     waitForScreen,

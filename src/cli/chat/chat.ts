@@ -1,18 +1,38 @@
 import { createInterface, type Interface } from 'node:readline';
 import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type EventSubscription, type HumanRequest, type Session, type StreamItem } from '../../client/index.ts';
-import { COMMANDS_HELP, runCommand } from './commands.ts';
-import { PromptLine } from './prompt-line.ts';
-import { ChatOutput } from './render.ts';
+import { COMMANDS_HELP, runCommand, type CommandContext } from './commands.ts';
+import { ChatOutput, type RequestChoice } from './render.ts';
+import { SessionPicker, type PickerKey } from './session-picker.ts';
+import { showRecentTurns } from './sessions.ts';
+import { StatusLine } from './status-line.ts';
+import { TerminalScreen, type OutputStream } from './terminal-screen.ts';
 
 /** Options that need text typed after the key: the value of the resolve. */
 const OPTIONS_WITH_TEXT = new Set(['custom', 'request_changes']);
 const KEYS = '123456789abcdefghijklmnopqrstuvwxyz'.split('');
 /** A line typed while the server restarts waits for it: about a minute of retries (5 s apart at most). */
 const SUBMIT_RETRIES = 15;
+/** How long a new session's event stream may take to open before its first turn is sent anyway. */
+const STREAM_OPEN_WAIT_MS = 5_000;
+/** Refusals of a session's directory: the chat cannot work there at all. */
+const WORKSPACE_REFUSALS = new Set(['workspace_not_allowed', 'invalid_workspace']);
 
 export interface ChatTerminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
-  output: NodeJS.WritableStream & { isTTY?: boolean };
+  output: OutputStream;
+}
+
+export interface ChatSetup {
+  /** a session to continue; null: one is created at the first prompt */
+  session: Session | null;
+  /** the directory a new session works in */
+  cwd: string;
+  /** the model of a new session; null: the server's default */
+  model: string | null;
+  /** where the chat talks to, for the header */
+  describe: string;
+  /** colours, Markdown, the status line and the picker (a terminal without NO_COLOR) */
+  rich: boolean;
 }
 
 interface ActiveTurn {
@@ -22,110 +42,150 @@ interface ActiveTurn {
   shown: boolean;
 }
 
+interface QueuedLine {
+  text: string;
+  /** typed while a turn ran: not on screen yet */
+  typedAside: boolean;
+}
+
 const STREAMED_CONTENT = new Set(['response.text.delta', 'response.reasoning.delta', 'tool.updated', 'tool.finished']);
 
 /**
- * One conversation: lines typed become turns (queued while one runs), the session's events are
- * rendered as they stream, human requests are answered with a key, Ctrl-C cancels the running
- * turn and otherwise ends the chat. Resolves when the chat ends.
+ * One conversation: lines typed become turns (queued while one runs, kept off the screen until
+ * sent), the session's events are rendered as they stream, human requests are answered with a
+ * key, Ctrl-C cancels the running turn and otherwise ends the chat. `done` resolves with the exit
+ * code when the chat ends. The session is created at the first prompt, so a chat that ends before
+ * one leaves nothing behind.
  */
 export class Chat {
+  private readonly screen: TerminalScreen;
   private readonly output: ChatOutput;
+  private readonly status: StatusLine;
   private readonly lines: Interface;
-  private readonly promptLine: PromptLine;
-  private readonly queue: string[] = [];
+  private readonly queue: QueuedLine[] = [];
+  private session: Session | null;
   private active: ActiveTurn | null = null;
-  private pending: { request: HumanRequest; keys: string[] } | null = null;
+  private pending: { request: HumanRequest; choices: RequestChoice[] } | null = null;
+  private picker: { picker: SessionPicker; done: (session: Session | null) => void } | null = null;
+  /** readline asks for words (an answer's value); aborted when its request goes away */
+  private words: AbortController | null = null;
   private subscription: EventSubscription | null = null;
   private readonly finishedTurns = new Map<string, { status: string; error: string | null }>();
   private inputEnded = false;
   private busy = false;
   private connectionLost = false;
+  private finished = false;
   /** aborted when the chat ends: a submit still retrying gives up */
   private readonly ending = new AbortController();
-  private ended!: () => void;
-  readonly done = new Promise<void>((resolve) => (this.ended = resolve));
+  private ended!: (code: number) => void;
+  readonly done = new Promise<number>((resolve) => (this.ended = resolve));
 
   constructor(
     private readonly client: AgentdClient,
-    private session: Session,
+    private readonly setup: ChatSetup,
     terminal: ChatTerminal,
   ) {
+    this.session = setup.session;
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
-    this.lines = createInterface({ input: terminal.input, output: terminal.output, terminal: interactive, prompt: '› ' });
-    this.promptLine = new PromptLine(this.lines, terminal.output, () => !this.active && !this.pending);
-    this.output = new ChatOutput((text) => this.promptLine.write(text), Boolean(terminal.output.isTTY));
+    this.screen = new TerminalScreen(terminal.output);
+    this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ' });
+    this.screen.attach(this.lines);
+    this.output = new ChatOutput(this.screen, setup.rich);
+    this.status = new StatusLine((text) => this.output.setStatus(setup.rich ? text : null));
     this.lines.on('line', (line) => this.accept(line));
     this.lines.on('SIGINT', () => this.interrupt());
     this.lines.on('close', () => {
       this.inputEnded = true;
       void this.pump();
     });
-    if (interactive) terminal.input.on('keypress', (text: string | undefined) => this.keypress(text));
+    if (interactive) terminal.input.on('keypress', (text: string | undefined, key: PickerKey | undefined) => this.keypress(text, key ?? {}));
   }
 
-  start(describe: string): void {
-    this.output.notice(`agentd chat · ${describe}`);
-    this.output.notice(`session ${this.session.id} · ${this.session.model} · ${COMMANDS_HELP}`);
-    this.listen();
-    void this.showPendingRequests();
+  async start(): Promise<void> {
+    this.output.notice(`agentd chat · ${this.setup.describe}`);
+    const session = this.session;
+    const what = session ? `session ${session.id} · ${session.model}` : `new session on ${this.setup.model ?? 'the default model'}`;
+    this.output.notice(`${what} · cwd ${session?.cwd ?? this.setup.cwd}`);
+    this.output.notice(COMMANDS_HELP);
+    if (session) {
+      try {
+        await this.switchTo(session);
+      } catch (error) {
+        this.output.error(describeError(error));
+      }
+    }
     this.prompt();
   }
 
-  /** Ctrl-C: cancel the running turn; with none (or already cancelling) end the chat. */
+  /** Ctrl-C: leave the picker; cancel the running turn; with none (or already cancelling) end the chat. */
   interrupt(): void {
+    if (this.picker) return this.closePicker(null);
     if (this.active && !this.active.cancelRequested) {
       this.active.cancelRequested = true;
       this.output.notice('cancelling… (Ctrl-C again to exit)');
       if (this.active.id) void this.cancel(this.active.id);
       return;
     }
-    this.finish();
+    this.finish(0);
   }
 
   private accept(line: string): void {
-    this.promptLine.accepted();
-    if (this.pending) return void this.answer(line.trim());
-    if (line.trim() === '') return this.prompt();
-    this.queue.push(line);
+    if (this.picker) return;
+    // On a terminal a request is answered by its key alone; a piped line is the answer.
+    if (this.pending) return this.lines.terminal ? undefined : void this.answer(line.trim());
+    const typedAside = this.active !== null || this.busy;
+    this.screen.closeInput();
+    if (line.trim() === '') return typedAside ? undefined : this.prompt();
+    this.queue.push({ text: line, typedAside });
+    this.status.input('', this.queue.length);
     void this.pump();
   }
 
   /** Takes the next queued line when nothing runs. */
   private async pump(): Promise<void> {
-    if (this.busy || this.active || this.pending) {
+    if (this.finished) return;
+    if (this.busy || this.active || this.pending || this.picker) {
       if (this.inputEnded && this.pending && !this.lines.terminal) {
         this.output.error('input ended while a request waits for an answer');
-        this.finish();
+        this.finish(1);
       }
       return;
     }
-    const line = this.queue.shift();
-    if (line === undefined) {
-      if (this.inputEnded) this.finish();
+    const next = this.queue.shift();
+    if (next === undefined) {
+      if (this.inputEnded) this.finish(0);
       return;
     }
     this.busy = true;
+    this.status.input(this.lines.line ?? '', this.queue.length);
     try {
-      if (line.trim().startsWith('/') && !['/compact', '/clear'].includes(line.trim())) await runCommand(line, this.commandContext());
-      else await this.submit(line);
+      if (next.typedAside && this.lines.terminal) this.output.userLine(next.text);
+      const trimmed = next.text.trim();
+      if (trimmed.startsWith('/') && !['/compact', '/clear'].includes(trimmed)) await runCommand(trimmed, this.commandContext());
+      else await this.submit(next.text);
     } catch (error) {
       this.output.error(describeError(error));
     } finally {
       this.busy = false;
     }
-    if (!this.active) this.prompt();
+    if (!this.active && this.queue.length === 0) this.prompt();
     void this.pump();
   }
 
   private async submit(input: string): Promise<void> {
+    const session = await this.ensureSession();
+    if (!session) return;
     const active: ActiveTurn = { id: null, cancelRequested: false, shown: false };
     this.active = active;
+    this.screen.closeInput();
+    this.status.start();
+    this.status.input(this.lines.line ?? '', this.queue.length);
     try {
-      const turn = await this.client.submitTurn(this.session.id, input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
+      const turn = await this.client.submitTurn(session.id, input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
       active.id = turn.id;
     } catch (error) {
       this.active = null;
+      this.status.stop();
       throw error;
     }
     if (active.cancelRequested) void this.cancel(active.id);
@@ -133,23 +193,47 @@ export class Chat {
     if (finished) this.turnEnded(active.id, finished.status, finished.error);
   }
 
+  /** The chat's session; a new one (in the chat's directory) at the first prompt. */
+  private async ensureSession(): Promise<Session | null> {
+    if (this.session) return this.session;
+    let session: Session;
+    try {
+      session = await this.client.createSession({ body: { cwd: this.setup.cwd, ...(this.setup.model ? { model: this.setup.model } : {}) } });
+    } catch (error) {
+      if (error instanceof AgentdError && WORKSPACE_REFUSALS.has(error.code)) {
+        this.output.error(`the server refuses ${this.setup.cwd} as the session's directory (${describeError(error)}); start chat in a directory under the server's workspace roots, or pass --cwd DIR`);
+        this.finish(2);
+        return null;
+      }
+      throw error;
+    }
+    this.session = session;
+    await this.listen();
+    this.output.notice(`session ${session.id} · ${session.model} · cwd ${session.cwd}`);
+    return session;
+  }
+
   private async cancel(turnId: string): Promise<void> {
     try {
       await this.client.cancelTurn({ path: { id: turnId } });
     } catch (error) {
-      this.output.error(describeError(error));
+      if (!this.finished) this.output.error(describeError(error));
     }
   }
 
-  private listen(lastEventId: number | null = null): void {
+  /** Follows the session's events; resolves once the stream is open (or after a while regardless). */
+  private listen(lastEventId: number | null = null): Promise<void> {
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
     const subscription = this.client.events({
-      sessionId: this.session.id,
+      sessionId: this.session!.id,
       lastEventId,
       onReconnect: () => {
         if (!this.connectionLost) this.output.notice('connection lost; reconnecting…');
         this.connectionLost = true;
       },
       onOpen: () => {
+        opened();
         if (this.connectionLost) this.output.notice('reconnected');
         this.connectionLost = false;
       },
@@ -163,9 +247,11 @@ export class Chat {
           await this.render(item).catch((error: unknown) => this.output.error(describeError(error)));
         }
       } catch (error) {
-        if (subscription === this.subscription) this.output.error(`events: ${describeError(error)}`);
+        if (subscription === this.subscription && !this.finished) this.output.error(`events: ${describeError(error)}`);
       }
     })();
+    const waited = new Promise<void>((resolve) => setTimeout(resolve, STREAM_OPEN_WAIT_MS).unref());
+    return Promise.race([open, waited]);
   }
 
   private async render(item: StreamItem): Promise<void> {
@@ -174,13 +260,23 @@ export class Chat {
     if (item.turnId && this.finishedTurns.has(item.turnId)) return;
     if (this.active && STREAMED_CONTENT.has(item.type)) this.active.shown = true;
     switch (item.type) {
+      case 'turn.queued':
+        return this.status.setState('queued');
+      case 'turn.started':
+        return this.status.setState('waiting for the model');
       case 'response.text.delta':
+        this.status.setState('answering');
+        this.status.streamed(item.data.text.length);
         return this.output.answerDelta(item.data.text);
       case 'response.reasoning.delta':
+        this.status.setState('thinking');
+        this.status.streamed(item.data.text.length);
         return this.output.reasoningDelta(item.data.text);
       case 'tool.updated':
+        this.status.setState(`running ${item.data.name}`);
         return this.output.toolCall(item.data.name, item.data.arguments);
       case 'tool.finished':
+        this.status.setState('waiting for the model');
         return this.output.toolOutput(item.data.output);
       case 'warning':
       case 'provider.limit':
@@ -193,6 +289,7 @@ export class Chat {
         return this.ask(item.data);
       case 'request.resolved':
         if (this.pending?.request.id === item.data.requestId) this.pending = null;
+        if (this.words && !this.pending) this.words.abort();
         return;
       case 'turn.completed':
       case 'turn.failed':
@@ -217,9 +314,9 @@ export class Chat {
       if (TERMINAL_TURN_EVENTS.has(`turn.${turn.status}`)) {
         if (!active.shown) {
           const { output } = await this.client.getTurnResult({ path: { id: turn.id } });
-          if (output?.assistantText) this.output.answerDelta(output.assistantText);
+          if (output?.assistantText) this.output.answer(output.assistantText);
         } else {
-          this.output.notice(`part of the answer was missed; /resume ${this.session.id} shows it whole`);
+          this.output.notice(`part of the answer was missed; /resume ${this.session?.id} shows it whole`);
         }
         this.turnEnded(turn.id, turn.status, turn.error);
       }
@@ -232,76 +329,161 @@ export class Chat {
     if (this.active?.id !== turnId) return;
     this.active = null;
     this.pending = null;
+    this.words?.abort();
+    this.status.stop();
     this.output.turnEnded(status, error);
-    this.prompt();
+    void this.refreshFigures();
+    if (this.queue.length === 0) this.prompt();
     void this.pump();
+  }
+
+  /** The session's tokens (and cost and context, where the server reports them) for the status line. */
+  private async refreshFigures(): Promise<void> {
+    const session = this.session;
+    if (!session || !this.setup.rich) return;
+    try {
+      this.status.session(await this.client.getSession({ path: { id: session.id } }), null);
+    } catch {
+      // the figures are a nicety; the next turn's end tries again
+    }
   }
 
   private ask(request: HumanRequest): void {
     if (this.pending?.request.id === request.id) return;
-    const keys = request.options.map((_, index) => KEYS[index]);
-    this.pending = { request, keys };
-    this.output.request(request, keys);
+    const choices: RequestChoice[] = request.options.map((option, index) => ({ key: KEYS[index], decision: option, label: option, asksWords: OPTIONS_WITH_TEXT.has(option) }));
+    if (request.options.includes('deny') && choices.length < KEYS.length) {
+      choices.push({ key: KEYS[choices.length], decision: 'deny', label: 'deny, saying why', asksWords: true });
+    }
+    this.pending = { request, choices };
+    this.status.stop();
+    this.output.request(request, choices);
     if (this.inputEnded) void this.pump();
   }
 
   private async showPendingRequests(): Promise<void> {
     const { data } = await this.client.listRequests();
-    const mine = data.filter((request) => request.sessionId === this.session.id);
+    const mine = data.filter((request) => request.sessionId === this.session?.id);
     if (mine.length > 0) this.ask(mine[mine.length - 1]);
   }
 
-  /** A single key answers the pending request (on a terminal, no Enter needed). */
-  private keypress(text: string | undefined): void {
-    if (!this.pending || text === undefined || !this.pending.keys.includes(text)) return;
-    // readline already put the key into its line; take it out again.
-    setImmediate(() => this.lines.write(null, { ctrl: true, name: 'u' }));
-    void this.answer(text);
+  private keypress(text: string | undefined, key: PickerKey): void {
+    if (this.finished) return;
+    if (this.picker) {
+      const outcome = this.picker.picker.key(text, key);
+      if (outcome === 'cancel') return this.closePicker(null);
+      if (outcome) return this.closePicker(outcome.picked);
+      return this.output.setPanel(this.picker.picker.lines());
+    }
+    if (this.words) return;
+    if (this.pending) {
+      // readline took the key into its (hidden) line already: a key is an answer, never the start of one
+      this.clearTypedLine();
+      if (text !== undefined && this.pending.choices.some((choice) => choice.key === text)) void this.answer(text);
+      return;
+    }
+    if (this.active || this.busy) this.status.input(this.lines.line ?? '', this.queue.length);
   }
 
   private async answer(text: string): Promise<void> {
     const pending = this.pending;
     if (!pending) return;
-    const index = pending.keys.indexOf(text);
-    const decision = index >= 0 ? pending.request.options[index] : pending.request.options.find((option) => option === text);
-    if (decision === undefined) return this.output.error(`answer with ${pending.keys.slice(0, pending.request.options.length).join(', ')}`);
+    const choice = pending.choices.find((candidate) => candidate.key === text) ?? pending.choices.find((candidate) => candidate.decision === text);
+    if (choice === undefined) return this.output.error(`answer with ${pending.choices.map((candidate) => candidate.key).join(', ')}`);
     this.pending = null;
     let value: string | undefined;
-    if (OPTIONS_WITH_TEXT.has(decision)) value = await new Promise<string>((resolve) => this.lines.question('your words: ', resolve));
+    if (choice.asksWords) {
+      const words = await this.askWords(choice.decision === 'deny' ? 'why (the model is told): ' : 'your words: ');
+      if (words === null) return;
+      value = words;
+    }
     try {
-      await this.client.resolveRequest({ path: { id: pending.request.id }, body: { decision, ...(value !== undefined ? { value } : {}) } });
-      this.output.notice(`→ ${decision}`);
+      await this.client.resolveRequest({ path: { id: pending.request.id }, body: { decision: choice.decision, ...(value !== undefined ? { value } : {}) } });
+      this.output.notice(`→ ${choice.decision}${value ? `: ${value}` : ''}`);
+      if (this.active && !this.pending) this.status.start(false);
     } catch (error) {
       this.output.error(describeError(error));
     }
   }
 
-  private commandContext() {
+  /** A line of words read by readline, visible as typed; null when the request went away first. */
+  private askWords(question: string): Promise<string | null> {
+    const words = new AbortController();
+    this.words = words;
+    this.screen.openInput();
+    return new Promise<string | null>((resolve) => {
+      const settle = (value: string | null) => {
+        if (this.words === words) this.words = null;
+        this.screen.closeInput();
+        resolve(value);
+      };
+      words.signal.addEventListener('abort', () => settle(null), { once: true });
+      this.lines.question(question, { signal: words.signal }, (answer) => settle(answer));
+    });
+  }
+
+  /** Empties readline's line (typed while hidden) without showing anything. */
+  private clearTypedLine(): void {
+    this.lines.write(null, { ctrl: true, name: 'e' });
+    this.lines.write(null, { ctrl: true, name: 'u' });
+  }
+
+  private openPicker(sessions: Session[], filter: string): Promise<Session | null> {
+    const picker = new SessionPicker(sessions, filter, this.session?.id ?? null);
+    return new Promise((resolve) => {
+      this.picker = { picker, done: resolve };
+      this.output.setPanel(picker.lines());
+    });
+  }
+
+  private closePicker(session: Session | null): void {
+    const picker = this.picker;
+    if (!picker) return;
+    this.picker = null;
+    this.output.setPanel([]);
+    this.clearTypedLine();
+    picker.done(session);
+  }
+
+  private async switchTo(session: Session): Promise<void> {
+    const lastEventId = this.subscription?.lastEventId ?? null;
+    this.subscription?.close();
+    this.session = session;
+    await this.listen(lastEventId);
+    await showRecentTurns(this.client, session, this.output);
+    void this.refreshFigures();
+    await this.showPendingRequests();
+  }
+
+  private commandContext(): CommandContext {
     return {
       client: this.client,
       output: this.output,
       session: this.session,
-      switchTo: (session: Session) => {
-        const lastEventId = this.subscription?.lastEventId ?? null;
-        this.subscription?.close();
-        this.session = session;
-        this.listen(lastEventId);
-      },
-      submit: (input: string) => this.submit(input),
-      quit: () => this.finish(),
+      cwd: this.setup.cwd,
+      interactive: this.lines.terminal && this.setup.rich,
+      switchTo: (session) => this.switchTo(session),
+      pick: (sessions, filter) => this.openPicker(sessions, filter),
+      submit: (input) => this.submit(input),
+      quit: () => this.finish(0),
     };
   }
 
   private prompt(): void {
-    this.promptLine.show();
+    if (this.finished || this.active || this.pending || this.picker || this.busy) return;
+    this.screen.showPrompt();
   }
 
-  private finish(): void {
+  private finish(code: number): void {
+    if (this.finished) return;
+    this.finished = true;
     this.ending.abort();
+    this.words?.abort();
     this.subscription?.close();
     this.subscription = null;
+    this.status.stop();
+    this.screen.release();
     this.lines.close();
-    this.ended();
+    this.ended(code);
   }
 }
 

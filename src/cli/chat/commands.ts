@@ -1,17 +1,26 @@
 import type { AgentdClient, Session } from '../../client/index.ts';
 import type { ChatOutput } from './render.ts';
+import { matchingPrefix, recentSessions, sessionRow } from './sessions.ts';
 
 /** What a slash command may ask of the chat. */
 export interface CommandContext {
   client: AgentdClient;
   output: ChatOutput;
-  session: Session;
-  switchTo(session: Session): void;
+  /** null until the first prompt creates it */
+  session: Session | null;
+  /** the directory new sessions are made in */
+  cwd: string;
+  /** whether keys can drive a picker (a terminal) */
+  interactive: boolean;
+  /** makes `session` the chat's session and shows its recent turns */
+  switchTo(session: Session): Promise<void>;
+  /** lets the user choose among `sessions` (a terminal only); null when they left without choosing */
+  pick(sessions: Session[], filter: string): Promise<Session | null>;
   submit(input: string): Promise<void>;
   quit(): void;
 }
 
-export const COMMANDS_HELP = '/sessions · /resume ID · /model [ID] · /compact · /clear · /quit';
+export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID] · /compact · /clear · /quit';
 
 /**
  * Runs `/name args`. /compact and /clear are turns the server understands; /model with an id
@@ -28,30 +37,20 @@ export async function runCommand(line: string, context: CommandContext): Promise
     case '/sessions': {
       const page = await client.listSessions({ query: { limit: 20 } });
       if (page.data.length === 0) output.notice('no sessions');
-      for (const session of page.data) {
-        const marker = session.id === context.session.id ? '*' : ' ';
-        output.line(`${marker} ${session.id}  ${session.title || '(untitled)'}  ${session.model}  ${session.updatedAt}`);
-      }
+      for (const session of page.data) output.line(`${session.id === context.session?.id ? '*' : ' '} ${sessionRow(session)}`);
       return;
     }
-    case '/resume': {
-      if (!argument) return output.error('usage: /resume SESSION_ID');
-      const session = await client.getSession({ path: { id: argument } });
-      context.switchTo(session);
-      const history = await client.getHistory({ path: { id: session.id }, query: { limit: 1 } });
-      const last = history.data.at(-1)?.turn;
-      output.notice(`resumed ${session.title || session.id} (${history.total} turns)`);
-      if (last?.assistantText) output.line(last.assistantText);
-      return;
-    }
+    case '/resume':
+      return resume(argument, context);
     case '/model': {
       const models = await client.listModels();
+      const current = context.session?.model;
       if (!argument) {
-        for (const model of models.data) output.line(`${model.id === context.session.model ? '*' : ' '} ${model.id}  ${model.label ?? model.transportModel}`);
+        for (const model of models.data) output.line(`${model.id === current ? '*' : ' '} ${model.id}  ${model.label ?? model.transportModel}`);
         return output.notice('/model ID starts a new session with that model');
       }
-      const session = await client.createSession({ body: { model: argument, cwd: context.session.cwd } });
-      context.switchTo(session);
+      const session = await client.createSession({ body: { model: argument, cwd: context.session?.cwd ?? context.cwd } });
+      await context.switchTo(session);
       return output.notice(`new session ${session.id} on ${session.model}`);
     }
     case '/quit':
@@ -62,4 +61,18 @@ export async function runCommand(line: string, context: CommandContext): Promise
     default:
       return output.error(`unknown command ${name} (${COMMANDS_HELP})`);
   }
+}
+
+/** `/resume`: a picker on a terminal; an id or a prefix picks directly when only one matches. */
+async function resume(argument: string, context: CommandContext): Promise<void> {
+  const sessions = (await recentSessions(context.client)).filter((session) => session.id !== context.session?.id);
+  const matches = argument ? matchingPrefix(sessions, argument) : sessions;
+  if (matches.length === 1 && argument) return context.switchTo(matches[0]);
+  if (matches.length === 0) return context.output.error(argument ? `no session starts with ${argument}` : 'no other session to resume');
+  if (!context.interactive) {
+    for (const session of matches.slice(0, 20)) context.output.line(`  ${sessionRow(session)}`);
+    return context.output.notice(argument ? `${matches.length} sessions start with ${argument}: give more of the id` : 'usage: /resume ID (or the start of one)');
+  }
+  const picked = await context.pick(sessions, argument);
+  if (picked) return context.switchTo(picked);
 }

@@ -1,7 +1,10 @@
+import { realpathSync, statSync } from 'node:fs';
+import { relative, resolve, isAbsolute } from 'node:path';
 import { UsageError } from '../../config/flags.ts';
 import { Chat, type ChatTerminal } from './chat.ts';
 import { connect } from './connect.ts';
 import { CHAT_HELP, parseChatOptions } from './options.ts';
+import { findSession } from './sessions.ts';
 
 /** `agentd chat`: returns the exit code. */
 export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string, terminal: ChatTerminal = { input: process.stdin, output: process.stdout }): Promise<number> {
@@ -12,22 +15,49 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
       terminal.output.write(`${CHAT_HELP}\n`);
       return 0;
     }
-    connection = await connect(options, env, cwd);
+    const chatDirectory = directoryOf(options.cwd, cwd);
+    connection = await connect(options, env, cwd, chatDirectory);
+    if (connection.workspaceRoots && !connection.workspaceRoots.some((root) => isWithin(chatDirectory, root))) {
+      throw new UsageError(`${chatDirectory} is outside the server's workspace roots (${connection.workspaceRoots.join(', ')}): start chat in a directory under one, or pass --cwd DIR`);
+    }
     const { client } = connection;
-    const session = options.sessionId
-      ? await client.getSession({ path: { id: options.sessionId } })
-      : await client.createSession({ body: options.model ? { model: options.model } : {} });
-    const chat = new Chat(client, session, terminal);
+    const session = options.sessionId ? await findSession(client, options.sessionId) : null;
+    const rich = Boolean(terminal.output.isTTY) && !env.NO_COLOR;
+    const chat = new Chat(client, { session, cwd: chatDirectory, model: options.model, describe: connection.describe, rich }, terminal);
     const onSignal = () => chat.interrupt();
     process.on('SIGINT', onSignal);
-    chat.start(connection.describe);
-    await chat.done;
+    await chat.start();
+    const code = await chat.done;
     process.off('SIGINT', onSignal);
-    return 0;
+    return code;
   } catch (error) {
     process.stderr.write(`agentd chat: ${(error as Error).message}\n`);
     return error instanceof UsageError ? 2 : 1;
   } finally {
     await connection?.close();
   }
+}
+
+/** --cwd (relative to where chat started), or that directory itself, with symlinks resolved. */
+function directoryOf(option: string | null, cwd: string): string {
+  const wanted = resolve(cwd, option ?? '.');
+  let directory: string;
+  try {
+    directory = realpathSync(wanted);
+  } catch {
+    throw new UsageError(`--cwd: no such directory: ${wanted}`);
+  }
+  if (!statSync(directory).isDirectory()) throw new UsageError(`--cwd: not a directory: ${wanted}`);
+  return directory;
+}
+
+function isWithin(path: string, root: string): boolean {
+  let canonicalRoot: string;
+  try {
+    canonicalRoot = realpathSync(root);
+  } catch {
+    return false;
+  }
+  const rest = relative(canonicalRoot, path);
+  return rest === '' || (rest !== '..' && !rest.startsWith('../') && !isAbsolute(rest));
 }

@@ -3,32 +3,38 @@ import { UsageError } from '../../config/flags.ts';
 export const CHAT_HELP = `Usage: agentd chat [options] [agentd serve options]
 
 A terminal client. With --url it talks to a running server; without, it starts one in this
-process for the current directory (any \`agentd serve\` option applies; the port is a free one).
+process for the chat's directory (any \`agentd serve\` option applies; the port is a free one).
+The session is made at the first prompt, in the chat's directory.
 
 Options:
   --url URL          a running agentd (token from SERVICE_TOKEN or --token-file)
   --token-file PATH  bearer token file (owner-only)
-  --session ID       resume this session instead of creating one
+  --cwd DIR          the session's directory (default: this one); must lie in the server's
+                     workspace roots (started here: the workspace root, unless --workspace-root)
+  --session ID       resume this session (or the one whose id starts so) instead of a new one
   --model ID         model of a new session
   --help             show this help
 
-In the chat: /sessions, /resume ID, /model [ID], /compact, /clear, /quit.
-Ctrl-C cancels the running turn; with none running it exits.`;
+In the chat: /sessions, /resume [ID or prefix] (a picker on a terminal), /model [ID], /compact,
+/clear, /quit. Approvals and questions are answered with one key. Keys typed while a turn runs
+are kept and sent as the next prompt. Ctrl-C cancels the running turn; with none running it exits.
+NO_COLOR, or an output that is not a terminal, prints plain lines (no colour, no status line).`;
 
 export interface ChatOptions {
   url: string | null;
   tokenFile: string | null;
   sessionId: string | null;
   model: string | null;
+  cwd: string | null;
   /** everything else: `agentd serve` options for the embedded server */
   serveArgs: string[];
   help: boolean;
 }
 
-const OWN_VALUE_FLAGS: Record<string, keyof ChatOptions> = { '--url': 'url', '--session': 'sessionId', '--model': 'model' };
+const OWN_VALUE_FLAGS: Record<string, keyof ChatOptions> = { '--url': 'url', '--session': 'sessionId', '--model': 'model', '--cwd': 'cwd' };
 
 export function parseChatOptions(argv: readonly string[]): ChatOptions {
-  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, serveArgs: [], help: false };
+  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, cwd: null, serveArgs: [], help: false };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = splitInline(argv[index]);
     const valueOf = () => {

@@ -1,25 +1,36 @@
 import type { HumanRequest } from '../../client/index.ts';
+import { MarkdownLines } from './markdown.ts';
+import { inert, paint, type Style } from './style.ts';
+import type { TerminalScreen } from './terminal-screen.ts';
+import { diffLine, diffLines, patchOf, toolCallLine, toolOutputLines } from './tool-preview.ts';
 
 type Stream = 'answer' | 'reasoning' | null;
 
-const STYLES = { dim: [2, 22], bold: [1, 22], cyan: [36, 39], yellow: [33, 39], red: [31, 39], green: [32, 39] } as const;
-type Style = keyof typeof STYLES;
-
-/** How many lines of a tool's output the chat shows; the rest is counted. */
-const OUTPUT_LINES = 3;
-const LINE_WIDTH = 160;
+/** One key of a human request: an advertised option, or `deny` with words asked after the key. */
+export interface RequestChoice {
+  key: string;
+  decision: string;
+  label: string;
+  /** the words typed after the key go in `value` */
+  asksWords: boolean;
+}
 
 /**
- * Everything the chat prints. On a terminal: colours and streamed text; otherwise plain lines a
- * script can read (streamed text is collected into whole lines, reasoning lines are prefixed).
+ * Everything the chat prints. On a colour terminal (`rich`): Markdown rendered line by line as the
+ * answer streams, the unfinished line, a picker and the status line live at the bottom, colours.
+ * Otherwise (a pipe, or NO_COLOR) plain whole lines a script can read: no escape sequence, no
+ * status line, reasoning lines prefixed.
  */
 export class ChatOutput {
   private stream: Stream = null;
   private pendingLine = '';
+  private markdown = new MarkdownLines();
+  private status: string | null = null;
+  private panel: string[] = [];
 
   constructor(
-    private readonly write: (text: string) => void,
-    readonly terminal: boolean,
+    private readonly screen: TerminalScreen,
+    readonly rich: boolean,
   ) {}
 
   answerDelta(text: string): void {
@@ -30,21 +41,34 @@ export class ChatOutput {
     this.streamText('reasoning', text);
   }
 
+  /** A whole answer at once (a resumed session's turns, a refetched result). */
+  answer(text: string): void {
+    this.answerDelta(text);
+    this.endStream();
+  }
+
   toolCall(name: string, argumentsText: string | null): void {
-    this.line(`${this.style('cyan', `⏺ ${name}`)} ${oneLine(argumentsText ?? '')}`);
+    const patch = patchOf(argumentsText);
+    if (patch === null) return this.line(this.style('cyan', toolCallLine(name, argumentsText)));
+    this.line(this.style('cyan', `⏺ ${name}`));
+    for (const line of diffLines(patch, this.rich)) this.line(`  ${line}`);
   }
 
   toolOutput(output: string): void {
-    const lines = output.replace(/\s+$/, '').split('\n');
-    const shown = lines.slice(0, OUTPUT_LINES).map((line) => `  ${this.style('dim', `│ ${oneLine(line)}`)}`);
-    if (lines.length > OUTPUT_LINES) shown.push(`  ${this.style('dim', `│ … ${lines.length - OUTPUT_LINES} more lines`)}`);
-    for (const line of shown) this.line(line);
+    const { summary, lines } = toolOutputLines(output);
+    if (summary) this.line(`  ${this.style('dim', `⎿ ${summary}`)}`);
+    for (const line of lines) this.line(`  ${this.style('dim', '│')} ${line}`);
   }
 
-  request(request: HumanRequest, keys: string[]): void {
+  request(request: HumanRequest, choices: RequestChoice[]): void {
     this.line(this.style('yellow', `? ${request.kind}`));
-    for (const line of inert(request.prompt).split('\n')) this.line(`  ${line}`);
-    this.line(this.style('bold', request.options.map((option, index) => `[${keys[index]}] ${inert(option)}`).join('  ')));
+    const patch = request.kind === 'tool_approval' ? patchStart(request.prompt) : -1;
+    const promptLines = inert(request.prompt).split('\n');
+    promptLines.forEach((line, index) => {
+      const inPatch = patch >= 0 && index >= patch;
+      this.line(`  ${inPatch && this.rich ? diffLine(line) : line}`);
+    });
+    this.line(this.style('bold', choices.map((choice) => `[${choice.key}] ${inert(choice.label)}`).join('  ')));
   }
 
   notice(text: string): void {
@@ -55,63 +79,74 @@ export class ChatOutput {
     this.line(this.style('red', inert(text)));
   }
 
+  /** What the user sent, as it appears in the transcript (a line typed aside, a resumed turn). */
+  userLine(text: string): void {
+    this.line(this.style('bold', `› ${inert(text)}`));
+  }
+
   turnEnded(status: string, error: string | null): void {
     this.endStream();
     if (status === 'completed') return;
     this.line(this.style(status === 'cancelled' ? 'yellow' : 'red', `[${status}${error && error !== status ? `: ${inert(error)}` : ''}]`));
   }
 
+  /** The status line below the answer while a turn runs (a colour terminal only). */
+  setStatus(text: string | null): void {
+    this.status = text;
+    this.refreshLive();
+  }
+
+  /** Lines shown above the status line until replaced (the session picker). */
+  setPanel(lines: string[]): void {
+    this.panel = lines;
+    this.refreshLive();
+  }
+
   /** Ends streamed text so the next output starts on its own line. */
   endStream(): void {
     if (this.stream === null) return;
-    if (this.terminal) {
-      this.write(this.stream === 'reasoning' ? `${code('dim', 1)}\n` : '\n');
-    } else if (this.pendingLine !== '') {
-      this.write(`${this.stream === 'reasoning' ? 'reasoning: ' : ''}${this.pendingLine}\n`);
-    }
-    this.pendingLine = '';
+    const stream = this.stream;
     this.stream = null;
+    if (this.pendingLine !== '') this.commitStreamed(stream, this.pendingLine);
+    this.pendingLine = '';
+    if (stream === 'answer') this.markdown = new MarkdownLines();
+    this.refreshLive();
   }
 
   line(text: string): void {
     this.endStream();
-    this.write(`${text}\n`);
+    this.screen.commit(`${text}\n`);
   }
 
   private streamText(stream: Exclude<Stream, null>, raw: string): void {
-    const text = inert(raw.replace(/\r\n/g, '\n'));
     if (this.stream !== stream) this.endStream();
-    if (!this.terminal) {
-      const lines = (this.pendingLine + text).split('\n');
-      this.pendingLine = lines.pop() ?? '';
-      for (const line of lines) this.write(`${stream === 'reasoning' ? 'reasoning: ' : ''}${line}\n`);
-      this.stream = stream;
-      return;
-    }
-    if (this.stream !== stream && stream === 'reasoning') this.write(code('dim', 0));
     this.stream = stream;
-    this.write(text);
+    const lines = (this.pendingLine + inert(raw.replace(/\r\n/g, '\n'))).split('\n');
+    this.pendingLine = lines.pop() ?? '';
+    for (const line of lines) this.commitStreamed(stream, line);
+    this.refreshLive();
+  }
+
+  private commitStreamed(stream: Exclude<Stream, null>, line: string): void {
+    if (!this.rich) return this.screen.commit(`${stream === 'reasoning' ? 'reasoning: ' : ''}${line}\n`);
+    this.screen.commit(`${stream === 'reasoning' ? paint('dim', paint('italic', line)) : this.markdown.render(line)}\n`);
+  }
+
+  private refreshLive(): void {
+    if (!this.rich) return;
+    const live: string[] = [];
+    if (this.pendingLine !== '') live.push(this.stream === 'reasoning' ? paint('dim', this.pendingLine) : this.pendingLine);
+    live.push(...this.panel);
+    if (this.status !== null) live.push(this.status);
+    this.screen.setLive(live);
   }
 
   private style(style: Style, text: string): string {
-    return this.terminal ? `${code(style, 0)}${text}${code(style, 1)}` : text;
+    return this.rich ? paint(style, text) : text;
   }
 }
 
-function code(style: Style, which: 0 | 1): string {
-  return `\u001b[${STYLES[style][which]}m`;
-}
-
-/**
- * Text from the server (model output, tool output, prompts) is shown, never obeyed: escape
- * sequences and other control characters could clear the screen, fake a prompt or reach the
- * clipboard, so each becomes a visible ^X.
- */
-export function inert(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (character) => `^${String.fromCharCode((character.charCodeAt(0) + 64) % 128)}`);
-}
-
-function oneLine(text: string): string {
-  const flat = inert(text).replace(/\s+/g, ' ').trim();
-  return flat.length > LINE_WIDTH ? `${flat.slice(0, LINE_WIDTH - 1)}…` : flat;
+/** The line index where a tool_approval prompt's patch begins, or -1. */
+function patchStart(prompt: string): number {
+  return prompt.split('\n').findIndex((line) => line.trimStart().startsWith('*** Begin Patch'));
 }

@@ -1,0 +1,120 @@
+import { Writable } from 'node:stream';
+import type { Interface } from 'node:readline';
+import stringWidth from 'string-width';
+
+/** A stream the chat writes to: a terminal has columns, a pipe has none. */
+export type OutputStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+/**
+ * The bottom of the screen and who may write there. Finished lines are committed above; below
+ * them a live region (the line being streamed, a picker, the status line) is redrawn in place,
+ * each of its lines cut to one row so it can be erased exactly. The readline prompt writes through
+ * a gate: while a turn runs the gate is shut, so keys typed then are kept by readline without
+ * being echoed into the answer.
+ */
+export class TerminalScreen {
+  private live: string[] = [];
+  private promptShown = false;
+  private lines: Interface | null = null;
+  /** readline's writes reach the terminal only while it owns the bottom line */
+  private inputVisible = true;
+
+  /** what readline writes to: the terminal, through the gate */
+  readonly readlineOutput: Writable;
+
+  constructor(private readonly stream: OutputStream) {
+    this.readlineOutput = new Writable({
+      write: (chunk: Buffer | string, _encoding, done) => {
+        if (this.inputVisible) this.stream.write(chunk);
+        done();
+      },
+    });
+    Object.assign(this.readlineOutput, { isTTY: stream.isTTY });
+    Object.defineProperty(this.readlineOutput, 'columns', { get: () => this.columns() });
+  }
+
+  attach(lines: Interface): void {
+    this.lines = lines;
+  }
+
+  /** Writes finished lines (each ending in a newline) above the live region or the prompt. */
+  commit(text: string): void {
+    if (this.promptShown) {
+      this.stream.write('\r\u001b[2K');
+      this.stream.write(text);
+      this.lines?.prompt(true);
+      return;
+    }
+    this.erase();
+    this.stream.write(text);
+    this.draw();
+  }
+
+  /** Replaces the live region (no-op on a plain output: callers only set it on a colour terminal). */
+  setLive(lines: string[]): void {
+    if (this.promptShown) return;
+    if (lines.length === this.live.length && lines.every((line, index) => line === this.live[index])) return;
+    this.erase();
+    this.live = lines;
+    this.draw();
+  }
+
+  /** The prompt takes the bottom line: the live region goes, readline writes again. */
+  showPrompt(): void {
+    if (!this.lines?.terminal) return;
+    this.erase();
+    this.live = [];
+    this.inputVisible = true;
+    this.promptShown = true;
+    this.lines.prompt(true);
+  }
+
+  /** Readline asks its own question (words for an answer): visible, without the `›` prompt state. */
+  openInput(): void {
+    this.erase();
+    this.inputVisible = true;
+    this.promptShown = false;
+  }
+
+  /** A line was entered or a turn started: what is typed from now on is kept, not shown. */
+  closeInput(): void {
+    this.promptShown = false;
+    this.inputVisible = !this.lines?.terminal;
+  }
+
+  /** Leaves the cursor on a fresh line below everything (at exit). */
+  release(): void {
+    this.erase();
+    this.live = [];
+    if (this.promptShown) this.stream.write('\n');
+    this.promptShown = false;
+  }
+
+  columns(): number {
+    return this.stream.columns && this.stream.columns > 0 ? this.stream.columns : 80;
+  }
+
+  private erase(): void {
+    if (this.live.length === 0) return;
+    this.stream.write(`\r${this.live.length > 1 ? `\u001b[${this.live.length - 1}A` : ''}\u001b[J`);
+  }
+
+  private draw(): void {
+    if (this.live.length === 0) return;
+    const width = this.columns() - 1;
+    this.stream.write(this.live.map((line) => fit(line, width)).join('\n'));
+  }
+}
+
+/** Cuts a (possibly styled) line to `width` columns, keeping its end when it streams in. */
+export function fit(line: string, width: number): string {
+  if (stringWidth(line) <= width) return line;
+  // styled live lines are short (status, picker); a long one is the plain streaming line
+  const plain = line.replace(/\u001b\[[0-9;]*m/g, '');
+  let tail = '';
+  for (const character of [...plain].reverse()) {
+    if (stringWidth(`…${character}${tail}`) > width) break;
+    tail = character + tail;
+  }
+  return `…${tail}`;
+}
