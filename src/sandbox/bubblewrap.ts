@@ -12,8 +12,11 @@
  *              network namespace is the tenant's, joined before bwrap runs
  *
  * All get new PID, IPC, UTS and cgroup namespaces with a fresh /proc (no host process, no /proc
- * of the server), a new session (no TIOCSTI into the server's terminal), death with the parent,
- * and exactly the environment given (--clearenv, then --setenv each).
+ * of the server) whose kernel interfaces are read-only (KERNEL_INTERFACES), a new session (no
+ * TIOCSTI into the server's terminal), death with the parent, no_new_privs (bwrap always sets it),
+ * and exactly the environment given (--clearenv, then --setenv each). The read-only view also
+ * drops every capability: a root server's unattended command is root without any power over the
+ * host (bwrap keeps a root caller's capabilities unless told otherwise).
  */
 import { join } from 'node:path';
 import { GUEST_HOME, GUEST_WORKSPACE } from './guest-mounts.ts';
@@ -74,20 +77,31 @@ export type BubblewrapInvocation = ReadOnlyHostView | WritableHostView | TenantV
 const NAMESPACES = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
 const LIFETIME = ['--die-with-parent', '--new-session'];
 
+/**
+ * The parts of /proc that change the kernel rather than describe a process. bwrap covers them
+ * itself only when its setup could write to them, which a guest mapped to host root could not
+ * see coming; they are laid read-only over the fresh /proc explicitly in every view.
+ */
+export const KERNEL_INTERFACES = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
+
+function freshProc(): string[] {
+  return ['--proc', '/proc', ...KERNEL_INTERFACES.flatMap((path) => ['--ro-bind-try', path, path])];
+}
+
 /** The arguments after the bwrap program, ending with `--` and the command. */
 export function bubblewrapArguments(invocation: BubblewrapInvocation): string[] {
   const args = [...NAMESPACES, ...LIFETIME];
   let env = invocation.env;
   switch (invocation.view) {
     case 'read-only':
-      args.push('--unshare-net', '--proc', '/proc', '--dev', '/dev', ...systemMounts(invocation.system), ...layeredMounts(invocation));
+      args.push('--unshare-net', '--cap-drop', 'ALL', ...freshProc(), '--dev', '/dev', ...systemMounts(invocation.system), ...layeredMounts(invocation));
       env = { ...env, HOME: CONFINED_SCRATCH, TMPDIR: CONFINED_SCRATCH };
       break;
     case 'writable':
-      args.push('--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', ...layeredMounts(invocation));
+      args.push('--bind', '/', '/', '--dev-bind', '/dev', '/dev', ...freshProc(), '--ro-bind-try', '/sys', '/sys', ...layeredMounts(invocation));
       break;
     case 'tenant':
-      args.push(...tenantIdentity(), '--proc', '/proc', '--dev', '/dev', ...tenantMounts(invocation));
+      args.push(...tenantIdentity(), ...freshProc(), '--dev', '/dev', ...tenantMounts(invocation));
       break;
   }
   args.push('--clearenv');
@@ -113,6 +127,25 @@ function tenantMounts(view: TenantView): string[] {
     '--tmpfs', '/tmp',
     ...(view.home ? ['--bind', view.home, GUEST_HOME] : ['--tmpfs', GUEST_HOME]),
     '--bind', view.workspace, GUEST_WORKSPACE,
+  ];
+}
+
+/**
+ * Hands the given directories (canonical; bound at /target/0, /target/1, …) to a host user: as root, with
+ * CAP_CHOWN and CAP_DAC_READ_SEARCH only, no network, and nothing else writable in view, so a
+ * symlink planted in them leads to a read-only mount or nowhere. No /dev or /proc either: a
+ * chown must not reach a device node of the host. find does not follow symlinks (-P).
+ */
+export function handOverArguments(system: readonly SystemEntry[], directories: readonly string[], uid: number, gid: number): string[] {
+  const targets = directories.map((_, index) => `/target/${index}`);
+  return [
+    ...NAMESPACES, '--unshare-net', ...LIFETIME,
+    '--cap-drop', 'ALL', '--cap-add', 'CAP_CHOWN', '--cap-add', 'CAP_DAC_READ_SEARCH',
+    ...systemMounts(system),
+    ...directories.flatMap((directory, index) => ['--bind', directory, targets[index]]),
+    '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin',
+    '--', 'find', '-P', ...targets, '-xdev', '(', '!', '-user', String(uid), '-o', '!', '-group', String(gid), ')',
+    '-exec', 'chown', '-h', `${uid}:${gid}`, '--', '{}', '+',
   ];
 }
 

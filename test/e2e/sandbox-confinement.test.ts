@@ -6,10 +6,11 @@
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { useFakeServer } from '../support/harness.ts';
 import { waitForTurn } from '../support/server.ts';
+import { guestHostUid } from '../sandbox/support.ts';
 import { runnerScript } from './sandbox-support.ts';
 
 const CANARY = 'canary-5andb0x';
@@ -44,7 +45,7 @@ describe('execution in the sandbox (real server, shipped runner)', () => {
     return { session, turn };
   }
 
-  it('runs writes unasked at guest paths; the files land in the workspace owned by the server user', async () => {
+  it('runs writes unasked at guest paths; the files land in the workspace owned by the guest\'s host user', async () => {
     const { turn } = await runTurn([
       shell('call_write', 'mkdir -p out && echo made > out/file.txt && pwd && id -u'),
       { name: 'apply_patch', kind: 'custom', arguments: '*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch', callId: 'call_patch' },
@@ -58,8 +59,8 @@ describe('execution in the sandbox (real server, shipped runner)', () => {
     assert.match(outputOf(turn.id, 'call_search'), /out\/file\.txt:1:made/);
     assert.match(outputOf(turn.id, 'call_patch'), /^Success/, outputOf(turn.id, 'call_patch'));
     const written = statSync(join(harness.server.workspace, 'out/file.txt'));
-    assert.equal(written.uid, process.getuid!(), 'owned by the server user');
-    assert.equal(statSync(join(harness.server.workspace, 'patched.txt')).uid, process.getuid!());
+    assert.equal(written.uid, guestHostUid(), 'owned by the guest\'s host user (a root server\'s guest is never root)');
+    assert.equal(statSync(join(harness.server.workspace, 'patched.txt')).uid, guestHostUid());
     const everything = JSON.stringify([harness.fake.requests.map((request) => request.body), harness.events.events]);
     assert.ok(!everything.includes(harness.server.workspace), 'the host layout never reaches the model or the events');
   });
@@ -79,6 +80,26 @@ describe('execution in the sandbox (real server, shipped runner)', () => {
     assert.match(outputOf(turn.id, 'call_read_escape'), /outside every allowed workspace root/);
     const everything = JSON.stringify([harness.fake.requests.map((request) => request.body), harness.events.events]);
     assert.ok(!everything.includes(CANARY), 'no secret reached the model or the events');
+  });
+
+  it('a root server lends the guest neither uid 0 nor a capability: a kernel setting flipped from inside is refused, the host value unchanged', async () => {
+    const setting = '/proc/sys/kernel/core_uses_pid';
+    const hostValue = readFileSync(setting, 'utf8').trim();
+    const flipped = hostValue === '1' ? '0' : '1';
+    try {
+      const { turn } = await runTurn([
+        shell('call_flip', `echo ${flipped} > ${setting} && echo FLIPPED; echo h > /proc/sysrq-trigger && echo SYSRQ; ls /sys/kernel 2>/dev/null | head -1; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; echo mine > owner.txt`),
+      ]);
+      const output = outputOf(turn.id, 'call_flip');
+      assert.doesNotMatch(output, /FLIPPED|SYSRQ/, output);
+      assert.match(output, /CapEff:\s+0+$/m);
+      assert.match(output, /NoNewPrivs:\s+1$/m);
+      assert.notEqual(statSync(join(harness.server.workspace, 'owner.txt')).uid, 0, 'what the guest writes is not root\'s');
+    } finally {
+      const now = readFileSync(setting, 'utf8').trim();
+      if (now !== hostValue) writeFileSync(setting, hostValue);
+      assert.equal(now, hostValue, 'the host\'s kernel setting is unchanged');
+    }
   });
 
   it('cannot connect to agentd, PostgreSQL, a private range, the metadata address or ::1', async () => {

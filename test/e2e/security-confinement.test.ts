@@ -23,7 +23,8 @@ const SECRETS: Record<string, string> = {
 };
 Object.assign(process.env, SECRETS);
 
-const call = (callId: string, command: string[] | string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
+type ShellArguments = string[] | string | { command: string[] | string; workdir: string };
+const call = (callId: string, command: ShellArguments) => ({ name: 'shell', arguments: JSON.stringify(typeof command === 'object' && !Array.isArray(command) ? command : { command }), callId });
 
 describe('confinement of what the model runs (real server, real bubblewrap)', () => {
   const harness = useFakeServer({
@@ -58,7 +59,7 @@ describe('confinement of what the model runs (real server, real bubblewrap)', ()
   }
 
   /** Runs one turn of shell calls, approving every request it raises; returns the turn and its approvals. */
-  async function runApproving(commands: [string, string[] | string][]) {
+  async function runApproving(commands: [string, ShellArguments][]) {
     const session = await harness.newSession();
     harness.fake.enqueue({ kind: 'reply', toolCalls: commands.map(([callId, command]) => call(callId, command)) }, { kind: 'reply', text: 'done' });
     const turn = await harness.submit(session.id, 'look around');
@@ -112,6 +113,38 @@ describe('confinement of what the model runs (real server, real bubblewrap)', ()
     assert.match(state, /planted-secret\.txt: No such file or directory/);
     assert.equal(readFileSync(join(harness.server.workspace, 'approved.txt'), 'utf8'), 'approved\n', 'approved work lands on the host');
     await assertNoSecretEscaped(session.id);
+  });
+
+  it('a silently allowed git diff whose embedded bare repository runs diff.external gets no capability: the workspace stays read-only', async () => {
+    const workspace = harness.server.workspace;
+    const source = join(workspace, '..', `bare-source-${process.pid}`);
+    const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: source } });
+    git('init', '-q', source);
+    for (const text of ['one', 'two']) {
+      writeFileSync(join(source, 'file.txt'), `${text}\n`);
+      git('-C', source, 'add', 'file.txt');
+      git('-C', source, '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-qm', text);
+    }
+    const bare = join(workspace, 'vendored.git');
+    git('clone', '-q', '--bare', source, bare);
+    // what a cloned repository can carry: its own config naming a program of its own
+    writeFileSync(join(bare, 'diff-helper.sh'), [
+      '#!/bin/sh',
+      `mount -o remount,rw,bind ${workspace} ${workspace} 2>/dev/null && echo REMOUNTED`,
+      `mount -t tmpfs none ${workspace} 2>/dev/null && echo MOUNTED`,
+      `echo escaped > ${workspace}/escaped.txt 2>/dev/null && echo WROTE`,
+      'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status',
+      'echo helper-ran',
+    ].join('\n') + '\n', { mode: 0o755 });
+    git('--git-dir', bare, 'config', 'diff.external', join(bare, 'diff-helper.sh'));
+    const { turn, approvals } = await runApproving([['call_diff', { command: ['git', 'diff', 'HEAD~1', 'HEAD'], workdir: 'vendored.git' }]]);
+    assert.equal(approvals, 0, 'git diff runs unasked');
+    const output = finishedOutput(turn.id, 'call_diff');
+    assert.match(output, /helper-ran/, output);
+    assert.doesNotMatch(output, /REMOUNTED|MOUNTED|WROTE/, output);
+    assert.match(output, /CapEff:\s+0+$/m);
+    assert.match(output, /NoNewPrivs:\s+1$/m);
+    assert.throws(() => readFileSync(join(workspace, 'escaped.txt')), /ENOENT/);
   });
 
   it('cancelling a turn during a long confined command leaves no process behind', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bubblewrapArguments, type ReadOnlyHostView, type TenantView } from '../../src/sandbox/bubblewrap.ts';
+import { bubblewrapArguments, handOverArguments, KERNEL_INTERFACES, type ReadOnlyHostView, type TenantView } from '../../src/sandbox/bubblewrap.ts';
 
 const SYSTEM = [
   { path: '/usr', symlink: null },
@@ -64,6 +64,36 @@ test('the writable view: the host file system with the network, but still a fres
   assert.notEqual(indexOf(groups, '--new-session'), -1);
   assert.notEqual(indexOf(groups, '--setenv', 'HOME', '/home/agentd'), -1);
   assert.equal(indexOf(groups, '--ro-bind', '/usr', '/usr'), -1, 'no system list in the host view');
+});
+
+test('every view lays the kernel interfaces read-only over its fresh /proc; the writable one also /sys', () => {
+  for (const args of [bubblewrapArguments(invocation()), bubblewrapArguments(invocation({ writable: true })), bubblewrapArguments(tenant())]) {
+    const groups = flags(args);
+    const proc = indexOf(groups, '--proc', '/proc');
+    assert.notEqual(proc, -1);
+    for (const path of ['/proc/sys', '/proc/sysrq-trigger', ...KERNEL_INTERFACES]) {
+      assert.ok(indexOf(groups, '--ro-bind-try', path, path) > proc, `${path} after the fresh /proc`);
+    }
+  }
+  const writable = flags(bubblewrapArguments(invocation({ writable: true })));
+  assert.ok(indexOf(writable, '--ro-bind-try', '/sys', '/sys') > indexOf(writable, '--bind', '/', '/'));
+});
+
+test('the read-only view drops every capability (a root server keeps none for its unattended commands)', () => {
+  assert.notEqual(indexOf(flags(bubblewrapArguments(invocation())), '--cap-drop', 'ALL'), -1);
+});
+
+test('the hand-over chown sees only the directories, the system read-only, no /dev or /proc, and may only chown', () => {
+  const args = handOverArguments(SYSTEM, ['/srv/tenants/acme/workspace', '/srv/state/acme/home'], 900000, 900000);
+  const groups = flags(args);
+  assert.deepEqual(groups.filter((group) => /bind|tmpfs|proc|dev/.test(group[0]) && group[0] !== '--die-with-parent'), [
+    ['--ro-bind', '/usr', '/usr'], ['--ro-bind', '/etc/passwd', '/etc/passwd'], ['--bind', '/srv/tenants/acme/workspace', '/target/0'], ['--bind', '/srv/state/acme/home', '/target/1'],
+  ]);
+  assert.deepEqual(groups.filter((group) => group[0].startsWith('--cap-')), [['--cap-drop', 'ALL'], ['--cap-add', 'CAP_CHOWN'], ['--cap-add', 'CAP_DAC_READ_SEARCH']]);
+  assert.notEqual(indexOf(groups, '--unshare-net'), -1);
+  const command = args.slice(args.indexOf('--') + 1);
+  assert.deepEqual(command.slice(0, 4), ['find', '-P', '/target/0', '/target/1']);
+  assert.ok(command.includes('-xdev') && command.includes('900000:900000'));
 });
 
 test('a secret inside a root is masked over the root, in both views', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
-import { sandboxClient, scratchDirectory, shell } from './support.ts';
+import { guestHostUid, sandboxClient, scratchDirectory, shell } from './support.ts';
 
 const CANARY = 'sk-canary-7f3c9a1e-provider-key';
 
@@ -51,14 +51,37 @@ describe('a sandboxed command', () => {
     assert.doesNotMatch(output, /^(node|slirp4netns|postgres)/m);
   });
 
-  it('cannot write outside the workspace, and its workspace files belong to the server user', async () => {
+  it('cannot write outside the workspace, and its workspace files belong to the guest\'s host user, never root', async () => {
     const { result } = await shell(client, `echo x > /usr/pwned; echo x > ${outside}/pwned; echo made > /workspace/made.txt; mkdir -p /workspace/d/e`);
     assert.equal(result.outcome?.exitCode, 0);
     assert.throws(() => statSync(join(outside, 'pwned')));
     assert.throws(() => statSync('/usr/pwned'));
     assert.equal(readFileSync(join(workspace, 'made.txt'), 'utf8'), 'made\n');
-    assert.equal(statSync(join(workspace, 'made.txt')).uid, process.getuid!());
-    assert.equal(statSync(join(workspace, 'd/e')).uid, process.getuid!());
+    assert.equal(statSync(join(workspace, 'made.txt')).uid, guestHostUid());
+    assert.equal(statSync(join(workspace, 'd/e')).uid, guestHostUid());
+    assert.notEqual(guestHostUid(), 0);
+  });
+
+  it('a root runner\'s guest is no host root: kernel settings, sysrq and mounts are refused, the host value unchanged', async () => {
+    const setting = '/proc/sys/kernel/core_uses_pid';
+    const hostValue = readFileSync(setting, 'utf8').trim();
+    const flipped = hostValue === '1' ? '0' : '1';
+    try {
+      const { output } = await shell(client, [
+        `echo ${flipped} > ${setting} && echo FLIPPED`,
+        'echo h > /proc/sysrq-trigger && echo SYSRQ',
+        'echo x > /sys/kernel/pwned && echo SYS',
+        'mount -o remount,rw /usr 2>/dev/null && echo REMOUNTED',
+        'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status',
+      ].join('; '));
+      assert.doesNotMatch(output, /FLIPPED|SYSRQ|SYS$|REMOUNTED/m, output);
+      assert.match(output, /CapEff:\s+0+$/m);
+      assert.match(output, /NoNewPrivs:\s+1$/m);
+    } finally {
+      const now = readFileSync(setting, 'utf8').trim();
+      if (now !== hostValue) writeFileSync(setting, hostValue);
+      assert.equal(now, hostValue, 'the host\'s kernel setting is unchanged');
+    }
   });
 
   it('reads, writes, lists and searches inside the workspace', async () => {

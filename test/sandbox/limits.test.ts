@@ -29,7 +29,8 @@ function tenantMembers(runnerPid: number): string[] {
 function bwrapHeldInSetup(): string {
   const directory = scratchDirectory('agentd-held-bwrap-');
   const fifo = join(directory, 'never-written');
-  execFileSync('mkfifo', [fifo]);
+  execFileSync('mkfifo', ['-m', '0666', fifo]);
+  chmodSync(directory, 0o755); // a root runner runs bwrap as the guest's unprivileged host user
   const wrapper = join(directory, 'bwrap');
   writeFileSync(wrapper, `#!/bin/sh\ncase "$*" in *held-in-setup*) exec /usr/bin/bwrap --block-fd 9 "$@" 9<>${fifo} ;; esac\nexec /usr/bin/bwrap "$@"\n`);
   chmodSync(wrapper, 0o755);

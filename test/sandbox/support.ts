@@ -3,11 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import type { ResultLine } from '../../src/sandbox/protocol.ts';
+import { DEFAULT_GUEST_HOST_UID } from '../../src/sandbox/runner/guest-identity.ts';
 
 export const RUNNER_SOURCE = new URL('../../src/sandbox/runner/main.ts', import.meta.url).pathname;
 
 export function scratchDirectory(prefix = 'agentd-sandbox-test-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** Who owns the guest's files on the host: never root (a root runner hands a root-owned workspace to a dedicated user). */
+export function guestHostUid(): number {
+  return process.getuid!() === 0 ? DEFAULT_GUEST_HOST_UID : process.getuid!();
 }
 
 /** The runner from source (through tsx), with the given workspace and extra environment. */

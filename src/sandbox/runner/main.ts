@@ -4,7 +4,8 @@
  * nftables, slirp4netns, the cgroup limits) and proves it by running `true` confined; only then
  * does it print `ready`. Anything missing is one `unavailable` line and exit 1: never a weaker sandbox.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { detectCgroupLayout } from '../cgroups/layout.ts';
 import { LimitError, SANDBOX_LIMITS } from '../cgroups/limits.ts';
@@ -12,6 +13,7 @@ import { TenantCgroup } from '../cgroups/tenant-group.ts';
 import { encodeLine, GUEST_HOME, GUEST_WORKSPACE, PROTOCOL_VERSION, type SandboxResponse } from '../protocol.ts';
 import { inspectSystemEntries } from '../system-paths.ts';
 import { writeGuestEtc } from './guest-files.ts';
+import { guestHostIdentity, handOver } from './guest-identity.ts';
 import { TenantNetwork } from './network.ts';
 import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
 import { RunnerSession } from './session.ts';
@@ -42,15 +44,23 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const workspace = directoryOption(values.workspace, 'workspace');
   const home = values.home === undefined ? null : directoryOption(values.home, 'home');
   const tools = findTools(process.env);
+  const identity = guestHostIdentity(workspace, process.env);
+  const system = inspectSystemEntries();
   const layout = detectCgroupLayout(process.env.AGENTD_SANDBOX_CGROUP_ROOT || '/sys/fs/cgroup');
   if (!layout.ok) throw new Unavailable(layout.missing, layout.message);
   resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, SANDBOX_LIMITS);
-  resources.network = await TenantNetwork.start(tools);
+  // after the groups of dead runners were emptied: no guest of this tenant runs while the hand-over walks its files
+  if (identity !== null) handOver(tools.bwrap, system, home === null ? [workspace] : [workspace, home], identity);
+  resources.network = await TenantNetwork.start(tools, identity);
   const etc = writeGuestEtc(GUEST_HOME);
   resources.removeEtc = etc.remove;
+  chmodSync(etc.directory, 0o755); // read by bwrap as the guest's host user
+  const staged = { workspace: join(etc.directory, 'workspace'), home: join(etc.directory, 'home') };
+  if (identity !== null) for (const directory of Object.values(staged)) mkdirSync(directory, { mode: 0o755 });
   const context: SandboxContext = {
     tools,
-    layout: { workspace, home, generatedEtc: etc.directory, system: inspectSystemEntries() },
+    layout: { workspace, home, generatedEtc: etc.directory, system },
+    identity: identity === null ? null : { ...identity, staged },
     cgroup: resources.cgroup,
     enterNetwork: resources.network.enterPrefix(tools),
   };

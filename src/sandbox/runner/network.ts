@@ -8,6 +8,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import type { HostIdentity } from './guest-identity.ts';
 import type { Tools } from './tools.ts';
 import { Unavailable } from './unavailable.ts';
 
@@ -65,11 +66,13 @@ export class TenantNetwork {
     return [tools.nsenter, '-t', String(this.holderPid), '--user', '--net', '--preserve-credentials'];
   }
 
-  static async start(tools: Tools): Promise<TenantNetwork> {
-    const holder = await startHolder(tools);
+  /** `identity`: the guest's host user, who then owns the namespaces (a root runner's never own them as root). */
+  static async start(tools: Tools, identity: HostIdentity | null): Promise<TenantNetwork> {
+    const asGuest = identity ?? {};
+    const holder = await startHolder(tools, asGuest);
     try {
       const enter = [tools.nsenter, '-t', String(holder.pid), '--user', '--net', '--preserve-credentials'];
-      const rules = spawnSync(enter[0], [...enter.slice(1), tools.nft, '-f', '-'], { input: filterRules(), encoding: 'utf8', timeout: 10_000 });
+      const rules = spawnSync(enter[0], [...enter.slice(1), tools.nft, '-f', '-'], { input: filterRules(), encoding: 'utf8', timeout: 10_000, ...asGuest });
       if (rules.error || rules.status !== 0) {
         throw new Unavailable('nftables', `cannot install the sandbox's network filter with ${tools.nft}: ${(rules.error?.message ?? rules.stderr).trim()}`);
       }
@@ -88,8 +91,8 @@ export class TenantNetwork {
 }
 
 /** `unshare` execs a shell that says it is in place and then waits for its stdin (ours) to close. */
-async function startHolder(tools: Tools): Promise<ChildProcess> {
-  const holder = spawn(tools.unshare, ['--user', '--map-root-user', '--net', '--', '/bin/sh', '-c', 'echo in-place; read _'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+async function startHolder(tools: Tools, asGuest: Partial<HostIdentity>): Promise<ChildProcess> {
+  const holder = spawn(tools.unshare, ['--user', '--map-root-user', '--net', '--', '/bin/sh', '-c', 'echo in-place; read _'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' }, ...asGuest });
   let stderr = '';
   holder.stderr!.on('data', (chunk) => (stderr += chunk));
   const exited = once(holder, 'exit').then(() => null);
@@ -98,16 +101,21 @@ async function startHolder(tools: Tools): Promise<ChildProcess> {
   const outcome = await Promise.race([inPlace, exited, spawnFailed]);
   if (outcome === true) return holder;
   const reason = typeof outcome === 'string' ? outcome : stderr.trim();
-  const userOnly = spawnSync(tools.unshare, ['--user', '--map-root-user', '--', '/bin/true'], { encoding: 'utf8' });
+  const userOnly = spawnSync(tools.unshare, ['--user', '--map-root-user', '--', '/bin/true'], { encoding: 'utf8', ...asGuest });
   if (userOnly.status !== 0) throw new Unavailable('user_namespaces', `cannot create a user namespace: ${reason}`);
   throw new Unavailable('network_namespaces', `cannot create a network namespace: ${reason}`);
 }
 
 /** slirp4netns writes to --ready-fd once tap0 is configured and exits when --exit-fd closes (our death included). */
+/**
+ * slirp4netns runs as the runner's user: it must open /dev/net/tun, which hosts often keep root's
+ * alone. It parses the guest's packets, so it confines itself once its tap device is up
+ * (--enable-sandbox: its own mount namespace and no capability beyond binding low ports).
+ */
 async function startSlirp(tools: Tools, holderPid: number): Promise<ChildProcess> {
   const slirp = spawn(
     tools.slirp4netns,
-    ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', String(holderPid), 'tap0'],
+    ['--configure', '--mtu=65520', '--disable-host-loopback', '--enable-sandbox', '--ready-fd=3', '--exit-fd=4', String(holderPid), 'tap0'],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } },
   );
   let stderr = '';

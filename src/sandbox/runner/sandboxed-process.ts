@@ -15,6 +15,7 @@ import type { ProcessOutcome } from '../protocol.ts';
 import type { TenantCgroup } from '../cgroups/tenant-group.ts';
 import { bubblewrapArguments, type TenantView } from '../bubblewrap.ts';
 import { GUEST_ENVIRONMENT } from './guest-files.ts';
+import type { HostIdentity } from './guest-identity.ts';
 import type { Tools } from './tools.ts';
 
 /** `sh -c` script: write 0 (this shell) into each cgroup.procs given before `--`, then exec the rest. */
@@ -26,6 +27,11 @@ export type TenantLayout = Pick<TenantView, 'workspace' | 'home' | 'generatedEtc
 export interface SandboxContext {
   tools: Tools;
   layout: TenantLayout;
+  /**
+   * The guest's unprivileged host user when the runner is root, else null (the runner's own), and
+   * the empty directories its commands bind the workspace and home onto (guest-identity.ts).
+   */
+  identity: (HostIdentity & { staged: { workspace: string; home: string } }) | null;
   cgroup: TenantCgroup;
   /** argv prefix that joins the tenant's network namespace */
   enterNetwork: string[];
@@ -46,16 +52,36 @@ export interface RunningProcess {
   done: Promise<ProcessOutcome>;
 }
 
+/** `sh -c` script run as root in a private mount namespace: bind $1 onto $2 (and $3 onto $4 when given), then exec the rest. */
+const STAGE_THEN_EXEC = 'mount --bind "$1" "$2" || exit 125; if [ -n "$3" ]; then mount --bind "$3" "$4" || exit 125; fi; shift 4; exec "$@"';
+
+/**
+ * A root runner's command stages the workspace and home where the guest's user can reach them,
+ * then leaves root (and every capability) before it touches the tenant's namespaces.
+ */
+function dropToGuest(context: SandboxContext): string[] {
+  const { identity, tools, layout } = context;
+  if (identity === null) return [];
+  return [
+    tools.unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_THEN_EXEC, 'sh',
+    layout.workspace, identity.staged.workspace, layout.home ?? '', identity.staged.home,
+    tools.setpriv, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--',
+  ];
+}
+
 export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec): RunningProcess {
   const started = performance.now();
   const oomKillsBefore = context.cgroup.oomKills();
   const group = context.cgroup.commandGroup();
+  const { identity, layout } = context;
+  const view = identity === null ? layout : { ...layout, workspace: identity.staged.workspace, home: layout.home === null ? null : identity.staged.home };
   const argv = [
     ...group.entryFiles,
     '--',
+    ...dropToGuest(context),
     ...context.enterNetwork,
     context.tools.bwrap,
-    ...bubblewrapArguments({ view: 'tenant', ...context.layout, command: spec.argv, cwd: spec.cwd, env: GUEST_ENVIRONMENT }),
+    ...bubblewrapArguments({ view: 'tenant', ...view, command: spec.argv, cwd: spec.cwd, env: GUEST_ENVIRONMENT }),
   ];
   const child = spawn('/bin/sh', ['-c', ENTER_CGROUP_THEN_EXEC, 'sh', ...argv], {
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -67,7 +93,7 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
   let outputTruncated = false;
 
   const forward = (stream: 'stdout' | 'stderr') => {
-    child[stream].on('data', (chunk: Buffer) => {
+    child[stream]!.on('data', (chunk: Buffer) => {
       if (outputTruncated) return;
       const room = spec.outputLimitBytes - outputBytes;
       if (chunk.length > room) {
@@ -81,8 +107,8 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
   forward('stdout');
   forward('stderr');
 
-  child.stdin.on('error', () => {}); // a command that exits without reading its input
-  child.stdin.end(spec.stdin ?? Buffer.alloc(0));
+  child.stdin!.on('error', () => {}); // a command that exits without reading its input
+  child.stdin!.end(spec.stdin ?? Buffer.alloc(0));
 
   const kill = () => {
     child.kill('SIGKILL');

@@ -11,6 +11,8 @@ export interface Tools {
   slirp4netns: string;
   unshare: string;
   nsenter: string;
+  /** drops a root runner's commands to the guest's unprivileged host user */
+  setpriv: string;
 }
 
 const DEFAULTS: Tools = {
@@ -19,6 +21,7 @@ const DEFAULTS: Tools = {
   slirp4netns: '/usr/bin/slirp4netns',
   unshare: '/usr/bin/unshare',
   nsenter: '/usr/bin/nsenter',
+  setpriv: '/usr/bin/setpriv',
 };
 
 const OVERRIDES: Record<keyof Tools, string> = {
@@ -27,6 +30,7 @@ const OVERRIDES: Record<keyof Tools, string> = {
   slirp4netns: 'AGENTD_SANDBOX_SLIRP4NETNS',
   unshare: 'AGENTD_SANDBOX_UNSHARE',
   nsenter: 'AGENTD_SANDBOX_NSENTER',
+  setpriv: 'AGENTD_SANDBOX_SETPRIV',
 };
 
 /** What each program guarantees, as the refusal names it. */
@@ -36,6 +40,7 @@ const GUARANTEE: Record<keyof Tools, string> = {
   slirp4netns: 'slirp4netns',
   unshare: 'user_namespaces',
   nsenter: 'network_namespaces',
+  setpriv: 'user_namespaces',
 };
 
 const DEBIAN_PACKAGE: Record<keyof Tools, string> = {
@@ -44,6 +49,7 @@ const DEBIAN_PACKAGE: Record<keyof Tools, string> = {
   slirp4netns: 'slirp4netns',
   unshare: 'util-linux',
   nsenter: 'util-linux',
+  setpriv: 'util-linux',
 };
 
 export function findTools(environment: NodeJS.ProcessEnv): Tools {
