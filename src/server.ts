@@ -47,6 +47,11 @@ export interface ServerTuning {
   keepAliveMs?: number;
   /** 'auto' (default): confine commands with bubblewrap when a probe at start-up works; 'off': never */
   confinement?: ConfinementMode;
+  /**
+   * The database claim was lost to another agentd (docs/CLUSTER.md): the server is closing, closed
+   * when `closed` settles. The CLI then exits 1.
+   */
+  onStandDown?: (error: Error, closed: Promise<void>) => void;
 }
 
 export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger, tuning: ServerTuning = {}): Promise<RunningServer> {
@@ -63,10 +68,29 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
     logger: log,
   });
-  const telemetry = await startTelemetry({ metricsPort: config.metricsPort, metricsHost: config.metricsHost, perTenant: config.tenants !== null }, env, log, VERSION);
-  // In multi-tenant mode --database-url is the administrative connection: provisioning, then /readyz.
+  // The database is claimed first: a second agentd on it is refused before it touches anything
+  // (the state dir's sandboxes included). In multi-tenant mode --database-url is the administrative
+  // connection: provisioning, then /readyz; each tenant's database is claimed as its runtime opens.
+  let started = false;
+  let lostClaim: Error | null = null;
+  const claim = {
+    mode: config.cluster ? ('cluster' as const) : ('sole' as const),
+    onLost: (error: Error) => {
+      log.fatal({ instance: config.instanceId, reason: error.message }, 'the database claim was lost to another agentd: standing down');
+      // during start-up, start-up fails once it is done
+      if (!started) lostClaim = error;
+      else tuning.onStandDown?.(error, close());
+    },
+  };
+  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir, claim, ...(config.tenants ? { maxConnections: 1, migrate: false } : {}) });
+  let telemetry: Awaited<ReturnType<typeof startTelemetry>>;
+  try {
+    telemetry = await startTelemetry({ metricsPort: config.metricsPort, metricsHost: config.metricsHost, perTenant: config.tenants !== null }, env, log, VERSION);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   endOrphanedSandboxes(config.stateDir, log);
-  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir, ...(config.tenants ? { maxConnections: 1, migrate: false } : {}) });
 
   const scheduler = new Scheduler({
     maxRunning: config.limits.maxConcurrentTurns,
@@ -92,7 +116,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     try {
       // Loaded only in multi-tenant mode: the registry's schema would cost every other start-up.
       const { startTenantHosting } = await import('./tenancy/tenant-hosting.ts');
-      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry });
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim });
       runtimeFor = hosting.runtimeFor;
       closeRuntimes = hosting.close;
     } catch (error) {
@@ -106,11 +130,12 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       const hostRunner = confinement.confined ? confinement.runner : createProcessGroupRunner();
       runtime = await openBoundaryRuntime(
         {
-          id: DEFAULT_BOUNDARY_ID, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
+          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
           tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner },
         },
         { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry }), telemetry },
       );
+      await store.claim?.admitOthers();
     } catch (error) {
       await mcp?.close();
       await store.close();
@@ -139,6 +164,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       runtimeFor,
       ping: () => store.ping(),
       pending: () => (mcp ? { mcp: mcp.pending() } : {}),
+      instanceId: config.instanceId,
       openApiDocument: buildOpenApiDocument(VERSION, contract),
       models: () => models,
       subscriberLimits: subscribers,
@@ -162,9 +188,33 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const address = app.server.address();
   boundPort = typeof address === 'object' && address ? address.port : config.port;
   const hostForUrl = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
-  log.info({ host: config.host, port: boundPort, backend: store.backend, models: models.length }, 'agentd listening');
+  log.info({ host: config.host, port: boundPort, backend: store.backend, models: models.length, instance: config.instanceId, cluster: config.cluster }, 'agentd listening');
 
   let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      // Stop accepting (new requests on open connections get 503 server_stopping), let in-flight
+      // requests finish, end live turns durably, then close.
+      stopping = true;
+      const closingApp = app.close();
+      await closeRuntimes();
+      // Live SSE streams never end on their own; the final turn events went out above.
+      subscribers.endAll();
+      // A request still in flight now (a client that never finishes its body) gets a short grace.
+      const grace = setTimeout(() => app.server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
+      await closingApp;
+      clearTimeout(grace);
+      await mcp?.close();
+      await store.close();
+      await telemetry.close();
+    })();
+    return closing;
+  };
+  started = true;
+  if (lostClaim) {
+    await close();
+    throw lostClaim;
+  }
   return {
     app,
     store,
@@ -172,25 +222,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     url: `http://${hostForUrl}:${boundPort}`,
     metricsUrl: telemetry.metricsUrl,
     activity: () => ({ requests, activeTurns: scheduler.counts.running + scheduler.counts.queued }),
-    close() {
-      closing ??= (async () => {
-        // Stop accepting (new requests on open connections get 503 server_stopping), let in-flight
-        // requests finish, end live turns durably, then close.
-        stopping = true;
-        const closingApp = app.close();
-        await closeRuntimes();
-        // Live SSE streams never end on their own; the final turn events went out above.
-        subscribers.endAll();
-        // A request still in flight now (a client that never finishes its body) gets a short grace.
-        const grace = setTimeout(() => app.server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
-        await closingApp;
-        clearTimeout(grace);
-        await mcp?.close();
-        await store.close();
-        await telemetry.close();
-      })();
-      return closing;
-    },
+    close,
   };
 }
 

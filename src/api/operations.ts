@@ -25,6 +25,7 @@ const DataOf = (schema: TSchema) => Type.Object({ data: Type.Array(schema) });
 const Health = Type.Object({ ok: Type.Boolean() });
 const Ready = Type.Object({
   ready: Type.Boolean(),
+  instance: Type.String({ description: 'the answering instance: --instance-id, else host name, pid and a random suffix' }),
   // present only while something is still starting; pending MCP servers leave `ready` true
   pending: Type.Optional(Type.Object({ mcp: Type.Optional(Type.Array(Type.String(), { description: 'MCP servers (--mcp-config names) not connected yet, or restarting' })) })),
 });

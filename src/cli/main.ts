@@ -2,6 +2,7 @@ import { loadConfig, UsageError } from '../config/config.ts';
 import { formatServeHelp } from '../config/flags.ts';
 import { ModelsFileError } from '../config/models-file.ts';
 import { PathError } from '../workspace/paths.ts';
+import { DatabaseInUse } from '../store/database-claim.ts';
 import { tuneHeapForServer } from './heap-tuning.ts';
 import { collectWhenIdle } from './idle-collection.ts';
 
@@ -43,9 +44,12 @@ export async function main(argv: string[]): Promise<void> {
     delete process.env.SERVICE_TOKEN;
     if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
     const { startServer } = await import('../server.ts');
-    server = await startServer(config, process.env);
+    server = await startServer(config, process.env, undefined, {
+      // another agentd holds the database now: whatever this one would still do, it must not
+      onStandDown: (_error, closed) => void closed.finally(() => process.exit(1)),
+    });
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError) {
+    if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError || error instanceof DatabaseInUse) {
       return usageFailure(error.message);
     }
     console.error(`agentd: ${(error as Error).message}`);

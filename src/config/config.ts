@@ -1,4 +1,5 @@
-import { homedir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { homedir, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { flagDefinition, parseFlags, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
@@ -41,6 +42,10 @@ export interface Config {
   limits: Limits;
   stateDir: string;
   databaseUrl: string | null;
+  /** --cluster: one of several agentd on the PostgreSQL database (CONTRACT.md §18) */
+  cluster: boolean;
+  /** --instance-id, else host name, pid and a random suffix */
+  instanceId: string;
   modelsFile: string | null;
   /** True when --models-file was not given and the state-dir default is used (absent is fine). */
   modelsFileIsDefault: boolean;
@@ -52,6 +57,8 @@ export interface Config {
   /** the servers of --mcp-config, empty without it */
   mcpServers: McpServerConfig[];
 }
+
+const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -123,6 +130,10 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     throw new UsageError('--database-url: must start with postgres:// or postgresql://');
   }
   if (tenantRegistry && !databaseUrl) throw new UsageError('--tenant-registry: requires --database-url');
+  const cluster = flags.get('cluster') === true;
+  if (cluster && !databaseUrl) throw new UsageError('--cluster: requires a PostgreSQL --database-url (SQLite cannot cluster)');
+  const instanceId = text('instance-id') ?? `${hostname() || 'agentd'}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  if (!INSTANCE_ID.test(instanceId)) throw new UsageError('--instance-id: 1 to 128 letters, digits and . _ : @ -, starting with a letter or digit');
 
   const logLevel = text('log-level') ?? stringDefault('log-level');
   if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level: must be one of ${LOG_LEVELS.join(', ')}`);
@@ -173,6 +184,8 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     limits: Object.freeze(limits),
     stateDir,
     databaseUrl,
+    cluster,
+    instanceId,
     modelsFile: explicitModelsFile ?? join(stateDir, 'models.json'),
     modelsFileIsDefault: explicitModelsFile === null,
     logLevel,

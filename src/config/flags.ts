@@ -38,6 +38,8 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'model-stall-timeout', kind: 'integer', help: 'seconds a model stream may stay silent before it is aborted and retried', default: 120, min: 1, max: 86_400 },
   { name: 'state-dir', kind: 'string', help: 'SQLite file and server state', defaultText: '$XDG_STATE_HOME/agentd or ~/.local/state/agentd' },
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },
+  { name: 'cluster', kind: 'boolean', help: 'an instance of a cluster: several agentd on one PostgreSQL --database-url (docs/CLUSTER.md)' },
+  { name: 'instance-id', kind: 'string', help: 'this instance\'s name, in /readyz and the logs', defaultText: 'host name, pid and a random suffix' },
   { name: 'models-file', kind: 'string', help: 'model catalog (JSON)', defaultText: '<state dir>/models.json if present' },
   { name: 'log-level', kind: 'string', help: 'fatal, error, warn, info, debug, trace or silent', default: 'info' },
   { name: 'metrics-port', kind: 'integer', help: 'serve Prometheus metrics at /metrics on this port, no token (0 = any free port)', min: 0, max: 65535, defaultText: 'off' },

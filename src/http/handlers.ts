@@ -38,6 +38,8 @@ export interface HandlerContext {
   ping(): Promise<void>;
   /** what is still starting, by kind (MCP servers by name); an empty list is left out of /readyz */
   pending(): { mcp?: string[] };
+  /** --instance-id, named by /readyz so that a load balancer's probe says which instance answered */
+  instanceId: string;
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
   subscriberLimits: SubscriberLimits;
@@ -65,7 +67,7 @@ export function createHandlers(context: HandlerContext) {
       // Pending MCP servers do not make the server unready: the API serves fully without their
       // tools, and a server that never comes up must not take agentd out of a load balancer.
       const pending = context.pending();
-      return pending.mcp?.length ? { ready: true, pending } : { ready: true };
+      return pending.mcp?.length ? { ready: true, instance: context.instanceId, pending } : { ready: true, instance: context.instanceId };
     },
     getOpenApi: async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(context.openApiDocument),
     listModels: async (request) => ({ data: context.models(request) }),

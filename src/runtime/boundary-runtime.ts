@@ -51,10 +51,15 @@ export class BoundaryRuntime {
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner);
   }
 
-  /** Opens the boundary: turns a dead process left active become failed `interrupted`. */
+  /**
+   * Opens the boundary: turns a dead process left active become failed `interrupted`. An instance
+   * joining a live cluster leaves them: they may be running on another instance.
+   */
   static async open(boundary: Boundary, deps: BoundaryRuntimeDeps): Promise<BoundaryRuntime> {
-    const interrupted = await failInterruptedTurns(boundary.db, nowIso());
-    if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
+    if (boundary.aloneOnDatabase) {
+      const interrupted = await failInterruptedTurns(boundary.db, nowIso());
+      if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
+    }
     const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics);
     return new BoundaryRuntime(boundary, hub, deps);
   }

@@ -10,6 +10,11 @@ import type { BoundaryTools } from '../exec/boundary-tools.ts';
 export interface Boundary {
   id: string;
   db: Db;
+  /**
+   * No other agentd was on the database when this process claimed it: a turn found queued,
+   * running or waiting was left by a dead process. False for an instance joining a live cluster.
+   */
+  aloneOnDatabase: boolean;
   /** canonical workspace roots; the first is the default cwd */
   workspaceRoots: string[];
   catalog: Catalog;

@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
+import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, type DatabaseInUse } from './database-claim.ts';
 
 export type Db = Kysely<Database>;
 
 export interface Store {
   db: Db;
   backend: 'sqlite' | 'postgres';
+  /** this process's hold on the database (database-claim.ts); null when opened without one */
+  claim: DatabaseClaim | null;
   /** A cheap round trip that fails when the database cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -22,12 +25,17 @@ export interface StoreOptions {
   maxConnections?: number;
   /** false: the schema is known to be current (a tenant database migrated at provisioning) */
   migrate?: boolean;
+  /**
+   * Claim the database before touching it: refused with DatabaseInUse while another agentd holds
+   * it. onLost: the claim was lost and another agentd holds the database now (PostgreSQL only).
+   */
+  claim?: { mode: ClaimMode; onLost(error: DatabaseInUse): void };
 }
 
 /** Opens the configured backend and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   // Each driver is loaded only when used: start-up pays for one of them.
-  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.maxConnections ?? 10) : await openSqlite(options.stateDir);
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.maxConnections ?? 10, options.claim) : await openSqlite(options.stateDir, options.claim);
   if (options.migrate === false) return store;
   try {
     await migrate(store.db);
@@ -52,15 +60,24 @@ async function loadDriver<Module>(name: 'better-sqlite3' | 'pg', load: () => Pro
   }
 }
 
-async function openSqlite(stateDir: string): Promise<Store> {
+async function openSqlite(stateDir: string, claiming: StoreOptions['claim']): Promise<Store> {
   const { default: SQLite } = await loadDriver('better-sqlite3', () => import('better-sqlite3'));
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const file = new SQLite(join(stateDir, 'agentd.sqlite'));
-  file.pragma('journal_mode = WAL');
-  file.pragma('synchronous = NORMAL');
-  file.pragma('busy_timeout = 5000');
-  file.pragma('foreign_keys = ON');
-  return storeOver(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) }), 'sqlite');
+  const databaseFile = join(stateDir, 'agentd.sqlite');
+  if (claiming?.mode === 'cluster') throw new Error('SQLite cannot cluster');
+  const claim = claiming ? claimSqliteFile(SQLite, databaseFile) : null;
+  let file: SQLite.Database;
+  try {
+    file = new SQLite(databaseFile);
+    file.pragma('journal_mode = WAL');
+    file.pragma('synchronous = NORMAL');
+    file.pragma('busy_timeout = 5000');
+    file.pragma('foreign_keys = ON');
+  } catch (error) {
+    await claim?.release();
+    throw error;
+  }
+  return storeOver(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) }), 'sqlite', claim);
 }
 
 /** Enough for every query shape the store builds; the oldest is dropped beyond it. */
@@ -114,8 +131,9 @@ function rowBuilder(columns: string[]): (values: unknown[]) => Record<string, un
   return new Function('values', `return { ${fields.join(', ')} };`) as (values: unknown[]) => Record<string, unknown>;
 }
 
-async function openPostgres(url: string, maxConnections: number): Promise<Store> {
+async function openPostgres(url: string, maxConnections: number, claiming: StoreOptions['claim']): Promise<Store> {
   const { default: pg } = await loadDriver('pg', () => import('pg'));
+  const claim = claiming ? await claimPostgres(pg, url, claiming) : null;
   // PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
   pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
   const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
@@ -124,17 +142,22 @@ async function openPostgres(url: string, maxConnections: number): Promise<Store>
   // Nor may one that is checked out (between the statements of a transaction): without a listener
   // its 'error' is an uncaught exception. The statement in flight still fails on its own.
   pool.on('connect', (client) => client.on('error', () => {}));
-  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', claim);
 }
 
-function storeOver(db: Db, backend: Store['backend']): Store {
+function storeOver(db: Db, backend: Store['backend'], claim: DatabaseClaim | null): Store {
   return {
     db,
     backend,
+    claim,
     async ping() {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    async close() {
+      // the claim goes last: nothing of this process touches the database after it
+      await db.destroy();
+      await claim?.release();
+    },
   };
 }
 

@@ -12,7 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { Catalog, CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
-import { openStore } from '../store/database.ts';
+import { openStore, type StoreOptions } from '../store/database.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
 import { openBoundaryRuntime, turnToolsFactory } from '../runtime/open-boundary.ts';
 import type { Scheduler } from '../runtime/turn/scheduler.ts';
@@ -38,6 +38,8 @@ export interface TenantHostingOptions {
   adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
   /** the server's metrics (per-tenant turn and token counters) and tracing */
   telemetry?: RuntimeTelemetry;
+  /** how each tenant's database is claimed as its runtime opens (store/database-claim.ts) */
+  claim: NonNullable<StoreOptions['claim']>;
 }
 
 export interface TenantHosting {
@@ -48,7 +50,7 @@ export interface TenantHosting {
 }
 
 export async function startTenantHosting(options: TenantHostingOptions): Promise<TenantHosting> {
-  const { config, catalog, scheduler, logger, adapterFor, telemetry } = options;
+  const { config, catalog, scheduler, logger, adapterFor, telemetry, claim } = options;
   const registry = config.tenants!;
   const stateRoot = config.tenantStateRoot!;
   const adminUrl = config.databaseUrl!;
@@ -68,18 +70,19 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   const openTenant = async (tenant: Tenant) => {
     const stateDir = tenantStateDir(stateRoot, tenant.id);
     // Migrations ran at provisioning, as the tenant role.
-    const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false });
+    const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false, claim });
     const sandboxHome = join(stateDir, 'sandbox-home');
     if (sandboxRunner !== null) mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
     try {
       const workspaceRoots = [tenant.workspaceRoot];
       const runtime = await openBoundaryRuntime(
         {
-          id: tenant.id, db: store.db, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir,
+          id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir,
           tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome },
         },
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },
       );
+      await store.claim?.admitOthers();
       return {
         runtime,
         close: async () => {

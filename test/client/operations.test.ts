@@ -37,7 +37,9 @@ for (const backend of BACKENDS) {
 
     it('answers each operation with its typed body', async () => {
       assert.deepEqual(await client.getHealth(), { ok: true });
-      assert.deepEqual(await client.getReady(), { ready: true });
+      const ready = await client.getReady();
+      assert.deepEqual(ready, { ready: true, instance: ready.instance });
+      assert.equal(typeof ready.instance, 'string');
       const document = await client.getOpenApi();
       assert.equal(document.openapi, '3.1.0');
       const models = await client.listModels();

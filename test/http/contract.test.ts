@@ -23,7 +23,8 @@ describe('loopback mode without a token', () => {
     assert.equal(health.headers['cache-control'], 'no-store');
     assert.equal(health.headers['x-content-type-options'], 'nosniff');
     const ready = await server.request('GET', '/readyz');
-    assert.deepEqual([ready.status, ready.json], [200, { ready: true }]);
+    assert.deepEqual([ready.status, ready.json], [200, { ready: true, instance: ready.json.instance }]);
+    assert.match(ready.json.instance, new RegExp(`-${process.pid}-[0-9a-f]{6}$`), 'the default instance id: host name, pid and a random suffix');
   });
 
   it('accepts each loopback Host spelling and refuses any other (403 invalid_host)', async () => {

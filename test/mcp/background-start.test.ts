@@ -48,7 +48,7 @@ describe('MCP servers that are slow or hung at start-up', () => {
       assert.deepEqual((await server.request('GET', '/healthz')).json, { ok: true });
       const ready = await server.request('GET', '/readyz');
       assert.equal(ready.status, 200);
-      assert.deepEqual(ready.json, { ready: true, pending: { mcp: ['hung', 'slow'] } });
+      assert.deepEqual(ready.json, { ready: true, instance: ready.json.instance, pending: { mcp: ['hung', 'slow'] } });
 
       const session = (await server.request('POST', '/v1/sessions', { body: {} })).json;
       fake.enqueue({ kind: 'reply', text: 'no MCP tools yet' });

@@ -592,6 +592,8 @@ export interface OperationTypes {
     body: never;
     response: {
       ready: boolean;
+      /** the answering instance: --instance-id, else host name, pid and a random suffix */
+      instance: string;
       pending?: {
         /** MCP servers (--mcp-config names) not connected yet, or restarting */
         mcp?: string[];

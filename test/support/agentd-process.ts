@@ -1,0 +1,84 @@
+/** agentd as a real child process (the built bundle), for tests where processes start, fail and die. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+
+const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
+
+export interface AgentdProcess {
+  child: ChildProcess;
+  url: string;
+  /** what it wrote to stderr so far */
+  stderr(): string;
+  /** what it wrote to stdout so far (its log lines) */
+  stdout(): string;
+  /** SIGKILL, then waits for the exit */
+  kill(): Promise<void>;
+  /** SIGTERM, then waits for the exit */
+  stop(): Promise<void>;
+}
+
+export interface AgentdExit {
+  code: number | null;
+  stderr: string;
+}
+
+function launch(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return { child, stdout: () => stdout, stderr: () => stderr };
+}
+
+async function ended(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+}
+
+/** Starts agentd and waits until it listens; throws with its output if it exits first. */
+export async function startAgentd(args: string[], timeoutMs = 20_000): Promise<AgentdProcess> {
+  const { child, stdout, stderr } = launch(args);
+  const deadline = Date.now() + timeoutMs;
+  while (!/listening on (http:\/\/\S+)/.test(stdout())) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`agentd did not start (exit ${child.exitCode}): ${stdout()} ${stderr()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return {
+    child,
+    url: stdout().match(/listening on (http:\/\/\S+)/)![1],
+    stderr,
+    stdout,
+    async kill() {
+      child.kill('SIGKILL');
+      await ended(child);
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await ended(child);
+    },
+  };
+}
+
+/** Runs an agentd that is expected to exit by itself (a refusal), and returns how it ended. */
+export async function agentdExit(args: string[], timeoutMs = 20_000): Promise<AgentdExit> {
+  const { child, stdout, stderr } = launch(args);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await ended(child);
+  clearTimeout(timer);
+  if (/listening on/.test(stdout())) throw new Error(`agentd started instead of exiting: ${stdout()}`);
+  return { code: child.exitCode, stderr: stderr() };
+}
+
+/** Waits for a process that should end on its own (standing down), and returns its exit code. */
+export async function exitOf(agentd: AgentdProcess, timeoutMs = 15_000): Promise<number | null> {
+  const timer = setTimeout(() => agentd.child.kill('SIGKILL'), timeoutMs);
+  await ended(agentd.child);
+  clearTimeout(timer);
+  return agentd.child.exitCode;
+}
