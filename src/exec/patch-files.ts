@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, lstatSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { closeDirectory, entryPath, makeDirectories, openDirectoryExact, openEntry, UnsafePathError, type OpenDirectory } from '../workspace/no-follow.ts';
+import { closeDirectory, entryPath, makeDirectories, openEntry, openParentIfPresent, UnsafePathError, type OpenDirectory } from '../workspace/no-follow.ts';
 
 /**
  * Writes `contents` to `file` (replacing it whole, keeping its permissions), creating missing
@@ -41,13 +41,8 @@ export function writeContents(file: string, contents: string, createdDirectories
 
 /** Removes `file`; a file already gone is fine. */
 export function removeFile(file: string): void {
-  let parent: OpenDirectory;
-  try {
-    parent = openDirectoryExact(path.dirname(file));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
+  const parent = openParentIfPresent(file);
+  if (parent === null) return;
   try {
     unlinkSync(entryPath(parent, path.basename(file)));
   } catch (error) {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../domain/errors.ts';
 import { inspectLocalRepository, LocalRepositoryRefused } from './local-repository.ts';
-import { closeDirectory, entryPath, makeDirectories, openChildDirectory, openDirectoryExact, type OpenDirectory } from './no-follow.ts';
+import { closeDirectory, entryPath, makeDirectories, openChildDirectory, openDirectoryExact, openParentIfPresent, type OpenDirectory } from './no-follow.ts';
 
 export const CHECKOUTS_DIRECTORY = '.agentd-checkouts';
 export const DEFAULT_CHECKOUT_TIMEOUT_MS = 10 * 60_000;
@@ -197,13 +197,8 @@ export async function runCheckout(repository: RepositorySource, directory: strin
 /** Removes a checkout and any unfinished attempt next to it; refuses a path that is not a checkout. */
 export async function removeCheckout(directory: string): Promise<void> {
   if (path.basename(path.dirname(directory)) !== CHECKOUTS_DIRECTORY) throw new Error('not a server-owned checkout directory');
-  let parent: OpenDirectory;
-  try {
-    parent = openDirectoryExact(path.dirname(directory));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
+  const parent = openParentIfPresent(directory);
+  if (parent === null) return;
   try {
     await rm(entryPath(parent, path.basename(directory)), { recursive: true, force: true });
     await rm(entryPath(parent, `${path.basename(directory)}.partial`), { recursive: true, force: true });

@@ -54,6 +54,16 @@ export function openDirectoryExact(expected: string): OpenDirectory {
   return { fd: openExact(expected, O_PATH | O_DIRECTORY), path: expected };
 }
 
+/** The directory holding `entry`, opened as openDirectoryExact does; null when it does not exist (nothing below it to remove). */
+export function openParentIfPresent(entry: string): OpenDirectory | null {
+  try {
+    return openDirectoryExact(path.dirname(entry));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
 /** A path that names the open directory itself, for readdir and the like. */
 export function directoryPath(directory: OpenDirectory): string {
   return hasDescriptorPaths ? `${DESCRIPTORS}/${directory.fd}` : directory.path;
