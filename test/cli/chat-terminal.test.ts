@@ -106,6 +106,24 @@ describe('agentd chat in a terminal (tmux)', () => {
     assert.equal(fake.requests.filter((request) => JSON.stringify(request.body).includes('and then this')).length, 1);
   });
 
+  it('shows a status line under a running turn: state, elapsed seconds, tokens streamed and the session\'s, a command\'s latest output', async () => {
+    const chat = newChat('status');
+    await chat.start(server.url, server.workspace);
+    fake.enqueue({ kind: 'reply', text: 'Counted.', usage: { input: 1200, output: 34 } });
+    chat.send('count', 'Enter');
+    await chat.waitForScreen(/Counted\.\n+›/);
+    // cancelled while the command runs: no second model request, so nothing more is queued
+    fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: ['sh', '-c', 'echo step-one-done; sleep 60'] }), callId: 'call_slow' }] });
+    chat.send('run the slow thing', 'Enter');
+    await chat.waitForScreen(/\[3\] deny/);
+    chat.send('1');
+    const running = await chat.waitForScreen(/running shell: step-one-done · \d+s · session 1\.2k tokens/);
+    assert.match(running, /^⠋|^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running shell/m, 'a spinner leads the line');
+    chat.send('C-c');
+    const ended = await chat.waitForScreen(/\[cancelled\]\n+›/);
+    assert.doesNotMatch(ended, /running shell: step-one-done · /, 'the status line is gone when the turn ends');
+  });
+
   it('renders Markdown with coloured code, previews a tool\'s output without its header, and shows a patch as a coloured diff', async () => {
     const chat = newChat('markdown');
     await chat.start(server.url, server.workspace);
@@ -211,7 +229,7 @@ describe('agentd chat in a terminal (tmux)', () => {
       const remote = newChat('cwd-outside-url');
       await remote.start(server.url, outside);
       remote.send('hello', 'Enter');
-      const refused = await remote.waitForScreen(/CHAT-EXITED-\d+/);
+      const refused = await remote.waitForScreen(/CHAT-EXITED-\d+/, 90_000);
       assert.match(refused, /CHAT-EXITED-2/);
       assert.match(refused, new RegExp(`the server refuses ${outside.replace(/[/.]/g, '\\$&')} as the session's directory \\(workspace_not_allowed: `));
       assert.match(refused, /pass --cwd DIR/);
@@ -220,7 +238,7 @@ describe('agentd chat in a terminal (tmux)', () => {
       writeFileSync(models, JSON.stringify(fakeProviderModels(fake.baseUrl)));
       const embedded = newChat('cwd-outside-embedded');
       embedded.run(['--models-file', models, '--state-dir', join(outside, 'state'), '--workspace-root', server.workspace], outside);
-      const early = await embedded.waitForScreen(/CHAT-EXITED-\d+/);
+      const early = await embedded.waitForScreen(/CHAT-EXITED-\d+/, 90_000);
       assert.match(early, /CHAT-EXITED-2/);
       assert.match(early, new RegExp(`agentd chat: ${outside.replace(/[/.]/g, '\\$&')} is outside the server's workspace roots \\(${server.workspace.replace(/[/.]/g, '\\$&')}\\)`));
     } finally {
@@ -233,13 +251,14 @@ describe('agentd chat in a terminal (tmux)', () => {
     for (const [name, shape] of [['devnull', { after: '< /dev/null' }], ['pipe', { before: 'true |' }]] as const) {
       const chat = newChat(name);
       chat.run(['--url', server.url], server.workspace, shape);
-      const screen = await chat.waitForScreen(/CHAT-EXITED-\d+/);
+      const screen = await chat.waitForScreen(/CHAT-EXITED-\d+/, 90_000);
       assert.match(screen, /CHAT-EXITED-0/, screen);
       assert.doesNotMatch(screen, /fetch failed|ECONNRESET|server_stopping|Error/, screen);
     }
     assert.equal(await sessionCount(), before, 'no empty session');
+  });
 
-    // the same with the server chat starts itself (it used to stop under a request still in flight)
+  it('exits 0 the same way with the server it starts itself, which used to stop under a request still in flight', async () => {
     const state = mkdtempSync(join(tmpdir(), 'agentd-chat-eof-'));
     try {
       const models = join(state, 'models.json');
@@ -248,13 +267,13 @@ describe('agentd chat in a terminal (tmux)', () => {
       for (const [name, shape] of [['embedded-devnull', { after: '< /dev/null' }], ['embedded-pipe', { before: 'true |' }]] as const) {
         const chat = newChat(name);
         chat.run(serveArgs, server.workspace, shape);
-        const screen = await chat.waitForScreen(/CHAT-EXITED-\d+/);
+        const screen = await chat.waitForScreen(/CHAT-EXITED-\d+/, 90_000);
         assert.match(screen, /CHAT-EXITED-0/, screen);
         assert.doesNotMatch(screen, /fetch failed|ECONNRESET|server_stopping|Error/, screen);
       }
       const listing = newChat('embedded-sessions');
       listing.run(serveArgs, server.workspace, { before: "printf '/sessions\\n' |" });
-      const sessions = await listing.waitForScreen(/CHAT-EXITED-\d+/);
+      const sessions = await listing.waitForScreen(/CHAT-EXITED-\d+/, 90_000);
       assert.match(sessions, /^no sessions\n[\s\S]*CHAT-EXITED-0/m, 'the state directory holds no session');
     } finally {
       rmSync(state, { recursive: true, force: true });

@@ -48,7 +48,7 @@ export function tmuxChat(session: string, options: { joinWrappedLines?: boolean 
   return {
     async start(url, cwd, start = {}) {
       launch(['--url', url, ...(start.args ?? [])], cwd, start);
-      await waitForScreen(/^›/m);
+      await waitForScreen(/^›/m, 60_000);
     },
     run: (args, cwd, start = {}) => launch(args, cwd, start),
     send: (...keys) => void tmux('send-keys', '-t', session, ...keys),

@@ -275,6 +275,10 @@ export class Chat {
       case 'tool.updated':
         this.status.setState(`running ${item.data.name}`);
         return this.output.toolCall(item.data.name, item.data.arguments);
+      case 'tool.output.updated': {
+        const last = item.data.output.trimEnd().split('\n').at(-1)?.trim();
+        return this.status.setState(`running ${item.data.name}${last ? `: ${last}` : ''}`);
+      }
       case 'tool.finished':
         this.status.setState('waiting for the model');
         return this.output.toolOutput(item.data.output);

@@ -1,7 +1,7 @@
 import type { HumanRequest } from '../../client/index.ts';
 import { MarkdownLines } from './markdown.ts';
 import { inert, paint, type Style } from './style.ts';
-import type { TerminalScreen } from './terminal-screen.ts';
+import { fitTail, type TerminalScreen } from './terminal-screen.ts';
 import { diffLine, diffLines, patchOf, toolCallLine, toolOutputLines } from './tool-preview.ts';
 
 type Stream = 'answer' | 'reasoning' | null;
@@ -135,7 +135,10 @@ export class ChatOutput {
   private refreshLive(): void {
     if (!this.rich) return;
     const live: string[] = [];
-    if (this.pendingLine !== '') live.push(this.stream === 'reasoning' ? paint('dim', this.pendingLine) : this.pendingLine);
+    if (this.pendingLine !== '') {
+      const shown = fitTail(this.pendingLine, this.screen.columns() - 1);
+      live.push(this.stream === 'reasoning' ? paint('dim', shown) : shown);
+    }
     live.push(...this.panel);
     if (this.status !== null) live.push(this.status);
     this.screen.setLive(live);

@@ -73,7 +73,7 @@ export class StatusLine {
 
   text(): string {
     const seconds = Math.floor((Date.now() - this.startedAt) / 1000);
-    const parts = [`${SPINNER[this.frame % SPINNER.length]} ${this.state}`, `${seconds}s`];
+    const parts = [`${SPINNER[this.frame % SPINNER.length]} ${inert(this.state).slice(0, 60)}`, `${seconds}s`];
     if (this.streamedCharacters > 0) parts.push(`↓ ~${compact(Math.ceil(this.streamedCharacters / 4))} tokens`);
     const figures = this.figures;
     if (figures) {

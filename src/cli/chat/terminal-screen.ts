@@ -106,13 +106,25 @@ export class TerminalScreen {
   }
 }
 
-/** Cuts a (possibly styled) line to `width` columns, keeping its end when it streams in. */
+/**
+ * Cuts a line to `width` columns: a styled line (status, picker) keeps its start and loses its
+ * styles when cut; the streaming line is cut by its writer (fitTail), keeping its end.
+ */
 export function fit(line: string, width: number): string {
   if (stringWidth(line) <= width) return line;
-  // styled live lines are short (status, picker); a long one is the plain streaming line
-  const plain = line.replace(/\u001b\[[0-9;]*m/g, '');
+  let head = '';
+  for (const character of line.replace(/\u001b\[[0-9;]*m/g, '')) {
+    if (stringWidth(`${head}${character}…`) > width) break;
+    head += character;
+  }
+  return `${head}…`;
+}
+
+/** The end of a plain line that fits `width` columns, after an ellipsis (the line being streamed). */
+export function fitTail(line: string, width: number): string {
+  if (stringWidth(line) <= width) return line;
   let tail = '';
-  for (const character of [...plain].reverse()) {
+  for (const character of [...line].reverse()) {
     if (stringWidth(`…${character}${tail}`) > width) break;
     tail = character + tail;
   }
