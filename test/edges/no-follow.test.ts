@@ -1,0 +1,99 @@
+// Near misses of race-free file access (workspace/no-follow.ts), made deterministic: the state a
+// racing attacker would have to win is built directly (a symlink already in an earlier component,
+// a directory already swapped after it was opened), so a loosened check fails every run, not most.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, constants, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  closeDirectory,
+  entryPath,
+  makeDirectories,
+  openDirectoryExact,
+  openEntry,
+  openExact,
+  UnsafePathError,
+} from '../../src/workspace/no-follow.ts';
+
+const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-edges-nofollow-')));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+/** A fresh world: inside/real/file.txt, outside/file.txt (the secret), and symlinks between them. */
+function world(name: string) {
+  const base = path.join(root, name);
+  mkdirSync(path.join(base, 'inside', 'real'), { recursive: true });
+  mkdirSync(path.join(base, 'outside'));
+  writeFileSync(path.join(base, 'inside', 'real', 'file.txt'), 'workspace');
+  writeFileSync(path.join(base, 'outside', 'file.txt'), 'secret');
+  symlinkSync(path.join(base, 'outside'), path.join(base, 'inside', 'link-out'));
+  symlinkSync(path.join(base, 'inside', 'real'), path.join(base, 'inside', 'link-in'));
+  symlinkSync(path.join(base, 'outside', 'file.txt'), path.join(base, 'inside', 'real', 'file-link.txt'));
+  return { base, inside: path.join(base, 'inside') };
+}
+
+const read = (fd: number) => {
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+};
+
+test('openExact: the checked path itself opens; a symlink as its last or as an earlier component is refused', () => {
+  const { inside } = world('exact');
+  assert.equal(read(openExact(path.join(inside, 'real', 'file.txt'), constants.O_RDONLY)), 'workspace');
+  assert.throws(() => openExact(path.join(inside, 'real', 'file-link.txt'), constants.O_RDONLY), UnsafePathError, 'final symlink');
+  // O_NOFOLLOW guards only the last name: the re-check after open is what refuses these
+  assert.throws(() => openExact(path.join(inside, 'link-out', 'file.txt'), constants.O_RDONLY), UnsafePathError, 'earlier symlink leading out');
+  assert.throws(() => openExact(path.join(inside, 'link-in', 'file.txt'), constants.O_RDONLY), UnsafePathError, 'earlier symlink staying inside');
+  assert.throws(() => openExact(`${inside}/real/../real/file.txt`, constants.O_RDONLY), UnsafePathError, 'a path that is not the canonical one');
+});
+
+test('openDirectoryExact: the directory opens, a symlink to a directory (last or earlier) is refused', () => {
+  const { inside } = world('directory');
+  closeDirectory(openDirectoryExact(path.join(inside, 'real')));
+  assert.throws(() => openDirectoryExact(path.join(inside, 'link-out')), UnsafePathError);
+  assert.throws(() => openDirectoryExact(path.join(inside, 'link-in')), UnsafePathError);
+  mkdirSync(path.join(inside, 'real', 'sub'));
+  assert.throws(() => openDirectoryExact(path.join(inside, 'link-in', 'sub')), UnsafePathError);
+});
+
+test('entryPath: a plain name passes, and only a plain name', () => {
+  const { inside } = world('names');
+  const directory = openDirectoryExact(path.join(inside, 'real'));
+  try {
+    for (const name of ['', '.', '..', 'a/b', '/', 'a\0b', '../file.txt', 'real/']) assert.throws(() => entryPath(directory, name), UnsafePathError, JSON.stringify(name));
+    for (const name of ['...', '.hidden', '..x', 'x..', ' ', 'file.txt', 'a\\b', '\u2215slash-lookalike']) assert.doesNotThrow(() => entryPath(directory, name), JSON.stringify(name));
+  } finally {
+    closeDirectory(directory);
+  }
+});
+
+test('openEntry: a symlink entry is refused; a directory swapped for a symlink after it was opened still leads to the original', () => {
+  const { inside, base } = world('swap');
+  const directory = openDirectoryExact(path.join(inside, 'real'));
+  try {
+    assert.throws(() => openEntry(directory, 'file-link.txt', constants.O_RDONLY), UnsafePathError);
+    // the attacker's move: the checked directory is renamed away and a symlink to outside takes its name
+    renameSync(path.join(inside, 'real'), path.join(inside, 'moved'));
+    symlinkSync(path.join(base, 'outside'), path.join(inside, 'real'));
+    assert.equal(read(openEntry(directory, 'file.txt', constants.O_RDONLY)), 'workspace');
+  } finally {
+    closeDirectory(directory);
+  }
+  assert.throws(() => openDirectoryExact(path.join(inside, 'real')), UnsafePathError, 'the swapped name itself is refused');
+});
+
+test('makeDirectories: inside the base only, prefix look-alikes and symlinked components refused', () => {
+  const { inside, base } = world('make');
+  const made: string[] = [];
+  closeDirectory(makeDirectories(inside, path.join(inside, 'a', 'b'), 0o755, made));
+  assert.deepEqual(made, [path.join(inside, 'a'), path.join(inside, 'a', 'b')]);
+  closeDirectory(makeDirectories(inside, inside));
+  assert.throws(() => makeDirectories(inside, `${inside}-sibling`), UnsafePathError, 'a sibling whose name starts like the base');
+  assert.throws(() => makeDirectories(inside, path.join(base, 'outside', 'x')), UnsafePathError);
+  assert.throws(() => makeDirectories(inside, path.join(inside, 'link-out', 'x')), UnsafePathError);
+  assert.throws(() => makeDirectories(path.join(inside, 'link-in'), path.join(inside, 'link-in', 'x')), UnsafePathError, 'a symlinked base');
+  assert.throws(() => readFileSync(path.join(base, 'outside', 'x')), /ENOENT/, 'nothing was made outside');
+});
