@@ -12,6 +12,7 @@ import path from 'node:path';
 import { createConfinedRunner } from '../../src/exec/confined-runner.ts';
 import { inspectSystemEntries } from '../../src/sandbox/system-paths.ts';
 import type { CommandResult } from '../../src/exec/process-group.ts';
+import { programOnPath } from '../support/programs.ts';
 
 const CANARY = 'canary-7f3a9c';
 
@@ -52,7 +53,7 @@ describe('confined commands (real bubblewrap)', () => {
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     port = (listener.address() as { port: number }).port;
-    runner = createConfinedRunner({ bubblewrapPath: '/usr/bin/bwrap', system: inspectSystemEntries(), secretPaths: [stateDir, tokenFile, path.join(cwd, 'late-models.json')] }, { killGraceMs: 500 });
+    runner = createConfinedRunner({ bubblewrapPath: programOnPath('bwrap'), system: inspectSystemEntries(), secretPaths: [stateDir, tokenFile, path.join(cwd, 'late-models.json')] }, { killGraceMs: 500 });
   });
   after(async () => {
     hostProcess.kill('SIGKILL');

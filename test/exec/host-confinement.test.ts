@@ -7,6 +7,7 @@ import pino from 'pino';
 import { detectHostConfinement, probeBubblewrap } from '../../src/exec/host-confinement.ts';
 import { hiddenPaths } from '../../src/sandbox/hidden-paths.ts';
 import { inspectSystemEntries } from '../../src/sandbox/system-paths.ts';
+import { programOnPath } from '../support/programs.ts';
 
 function recordingLogger() {
   const lines: any[] = [];
@@ -16,7 +17,7 @@ function recordingLogger() {
 
 test('a working bubblewrap is found by running a confined true, and gives a runner', async () => {
   const { logger, lines } = recordingLogger();
-  assert.equal(await probeBubblewrap('/usr/bin/bwrap', inspectSystemEntries()), null);
+  assert.equal(await probeBubblewrap(programOnPath('bwrap'), inspectSystemEntries()), null);
   const confinement = await detectHostConfinement({ mode: 'auto', secretPaths: [], logger });
   assert.equal(confinement.confined, true);
   assert.deepEqual(lines, []);

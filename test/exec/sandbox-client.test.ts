@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CANCEL_GRACE_MS, SandboxClient, type SandboxError } from '../../src/exec/sandbox-client.ts';
 import { MAX_LINE_BYTES } from '../../src/sandbox/protocol.ts';
-import { sandboxClient, scratchDirectory, shell } from '../sandbox/support.ts';
+import { sandboxClient, scratchDirectory, shell, tenantGroupsOf } from '../sandbox/support.ts';
 
 /** A stand-in runner: a tiny node script that misbehaves in one way. */
 function brokenRunner(script: string): SandboxClient {
@@ -157,7 +157,7 @@ describe('the sandbox client against the real runner', () => {
     const running = client.call({ type: 'run', shell: 'sleep 300 & echo started; wait' }, { onOutput: (_s, data) => (output += data) });
     while (!output.includes('started')) await new Promise((resolve) => setTimeout(resolve, 20));
     const pid = client.runnerPid!;
-    const group = `/sys/fs/cgroup/pids/agentd-sandbox-${pid}`;
+    const group = tenantGroupsOf(pid).pids;
     assert.ok(existsSync(group));
     await client.close();
     assert.equal((await running).outcome?.cancelled, true, 'the shutdown cancelled it');

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { guestHostUid, sandboxClient, scratchDirectory, shell } from './support.ts';
@@ -11,19 +12,29 @@ describe('a sandboxed command', () => {
   let workspace: string;
   let outside: string;
   let client: SandboxClient;
+  /** host files the test plants where a careless sandbox would show them: the home and a top-level directory */
+  const planted: string[] = [];
 
   before(async () => {
     workspace = scratchDirectory();
     outside = scratchDirectory('agentd-sandbox-outside-');
     writeFileSync(join(outside, 'secret.txt'), 'host secret');
+    for (const directory of [mkdtempSync(join(homedir(), '.agentd-confinement-')), mkdtempSync('/agentd-confinement-')]) {
+      writeFileSync(join(directory, 'secret.txt'), 'host secret');
+      planted.push(join(directory, 'secret.txt'));
+    }
     // the runner inherits credentials the way a careless server would hand them down
     client = sandboxClient(workspace, { OPENAI_API_KEY: CANARY, DATABASE_URL: `postgres://u:${CANARY}@db/x`, SERVICE_TOKEN: CANARY });
     await client.start();
   });
-  after(() => client.close());
+  after(async () => {
+    await client.close();
+    for (const file of planted) rmSync(join(file, '..'), { recursive: true, force: true });
+  });
 
   it('cannot read host files outside the workspace', async () => {
-    const attempts = [join(outside, 'secret.txt'), '/etc/shadow', `/proc/${process.pid}/environ`, '/root/.bash_history', '/work/shared/SPEC.md'];
+    const attempts = [join(outside, 'secret.txt'), '/etc/shadow', `/proc/${process.pid}/environ`, ...planted];
+    for (const path of attempts) assert.ok(existsSync(path), `${path} exists on the host, so not seeing it proves something`);
     for (const path of attempts) {
       const { output, result } = await shell(client, `cat ${path}`);
       assert.notEqual(result.outcome?.exitCode, 0, path);

@@ -1,25 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { processesWith, waitUntil } from '../e2e/sandbox-support.ts';
-import { sandboxClient, scratchDirectory, shell } from './support.ts';
-
-/** The runner's tenant group in a v1 hierarchy (this machine): agentd-sandbox-<runner pid>. */
-function groupFile(controller: string, runnerPid: number, file: string): string {
-  const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((entry) => entry.split(':')[1]?.split(',').includes(controller))!;
-  const parent = line.split(':')[2];
-  return `/sys/fs/cgroup/${controller}${parent === '/' ? '' : parent}/agentd-sandbox-${runnerPid}/${file}`;
-}
-
-/** Every process in the runner's tenant group, its commands' groups included (v1 pids hierarchy). */
-function tenantMembers(runnerPid: number): string[] {
-  const tenant = groupFile('pids', runnerPid, '');
-  const groups = [tenant, ...readdirSync(tenant).filter((name) => name.startsWith('command-')).map((name) => join(tenant, name))];
-  return groups.flatMap((group) => readFileSync(join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean));
-}
+import { findTools } from '../../src/sandbox/runner/tools.ts';
+import { sandboxClient, scratchDirectory, shell, tenantGroupsOf } from './support.ts';
 
 /**
  * bubblewrap as the runner's AGENTD_SANDBOX_BWRAP, except that for a command naming `held-in-setup`
@@ -32,7 +19,8 @@ function bwrapHeldInSetup(): string {
   execFileSync('mkfifo', ['-m', '0666', fifo]);
   chmodSync(directory, 0o755); // a root runner runs bwrap as the guest's unprivileged host user
   const wrapper = join(directory, 'bwrap');
-  writeFileSync(wrapper, `#!/bin/sh\ncase "$*" in *held-in-setup*) exec /usr/bin/bwrap --block-fd 9 "$@" 9<>${fifo} ;; esac\nexec /usr/bin/bwrap "$@"\n`);
+  const bwrap = findTools(process.env).bwrap; // the one the runner would run without this wrapper
+  writeFileSync(wrapper, `#!/bin/sh\ncase "$*" in *held-in-setup*) exec ${bwrap} --block-fd 9 "$@" 9<>${fifo} ;; esac\nexec ${bwrap} "$@"\n`);
   chmodSync(wrapper, 0o755);
   return wrapper;
 }
@@ -45,12 +33,22 @@ describe('the sandbox limits', () => {
   });
   after(() => client.close());
 
+  // This machine has cgroup v1; the v2 files are written by the same writer, unit-tested on a
+  // directory built to look like a v2 hierarchy (cgroup-limits.test.ts).
   it('writes 2 CPUs, 2 GiB without swap and 512 processes into the tenant group', () => {
-    const pid = client.runnerPid!;
-    assert.equal(readFileSync(groupFile('memory', pid, 'memory.limit_in_bytes'), 'utf8').trim(), String(2 * 1024 ** 3));
-    assert.equal(readFileSync(groupFile('memory', pid, 'memory.memsw.limit_in_bytes'), 'utf8').trim(), String(2 * 1024 ** 3));
-    assert.equal(readFileSync(groupFile('cpu', pid, 'cpu.cfs_quota_us'), 'utf8').trim(), '200000');
-    assert.equal(readFileSync(groupFile('pids', pid, 'pids.max'), 'utf8').trim(), '512');
+    const groups = tenantGroupsOf(client.runnerPid!);
+    const read = (directory: string, file: string) => readFileSync(join(directory, file), 'utf8').trim();
+    if (groups.version === 1) {
+      assert.equal(read(groups.memory, 'memory.limit_in_bytes'), String(2 * 1024 ** 3));
+      assert.equal(read(groups.memory, 'memory.memsw.limit_in_bytes'), String(2 * 1024 ** 3));
+      assert.equal(read(groups.cpu, 'cpu.cfs_quota_us'), '200000');
+      assert.equal(read(groups.cpu, 'cpu.cfs_period_us'), '100000');
+    } else {
+      assert.equal(read(groups.memory, 'memory.max'), String(2 * 1024 ** 3));
+      assert.equal(read(groups.memory, 'memory.swap.max'), '0');
+      assert.equal(read(groups.cpu, 'cpu.max'), '200000 100000');
+    }
+    assert.equal(read(groups.pids, 'pids.max'), '512');
   });
 
   it('kills a command allocating 3 GiB, says so, and keeps serving', async () => {
@@ -67,7 +65,7 @@ print('allocated')
   });
 
   it('contains a fork bomb within 512 processes while the host stays responsive', async () => {
-    const pid = client.runnerPid!;
+    const groups = tenantGroupsOf(client.runnerPid!);
     const started = Date.now();
     const bomb = client.call({ type: 'run', shell: 'bomb() { bomb | bomb & }; bomb; sleep 3', timeoutMs: 3000 });
     let peak = 0;
@@ -76,7 +74,7 @@ print('allocated')
       const tick = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 50));
       hostTicks.push(Date.now() - tick);
-      peak = Math.max(peak, Number(readFileSync(groupFile('pids', pid, 'pids.current'), 'utf8')));
+      peak = Math.max(peak, Number(readFileSync(join(groups.pids, 'pids.current'), 'utf8')));
     }
     const result = await bomb;
     assert.ok(peak <= 512, `peak ${peak}`);
@@ -88,7 +86,12 @@ print('allocated')
   });
 
   it('caps CPU at 2: four busy loops get at most about two CPUs of time', async () => {
-    const usage = () => Number(readFileSync(groupFile('cpuacct', client.runnerPid!, 'cpuacct.usage'), 'utf8'));
+    const groups = tenantGroupsOf(client.runnerPid!);
+    const usage = () => {
+      const used = groups.cpuNanoseconds();
+      assert.ok(used !== null, 'the host counts CPU time per group (cpuacct on v1, cpu.stat on v2)');
+      return used;
+    };
     const before = usage();
     const started = process.hrtime.bigint();
     await shell(client, 'for i in 1 2 3 4; do timeout 2 sh -c "while :; do :; done" & done; wait');
@@ -105,7 +108,7 @@ print('allocated')
     controller.abort();
     const result = await running;
     assert.equal(result.outcome?.cancelled, true);
-    assert.deepEqual(tenantMembers(client.runnerPid!), [], 'nothing the command started is left');
+    assert.deepEqual(tenantGroupsOf(client.runnerPid!).members(), [], 'nothing the command started is left');
   });
 });
 
@@ -122,7 +125,7 @@ describe('a cancel while bubblewrap is still setting up the sandbox', () => {
       const result = await running;
       assert.equal(result.outcome?.cancelled, true);
       assert.deepEqual(processesWith('held-in-setup'), [], 'the namespace\'s init did not outlive bwrap');
-      assert.deepEqual(tenantMembers(client.runnerPid!), []);
+      assert.deepEqual(tenantGroupsOf(client.runnerPid!).members(), []);
     } finally {
       await client.close();
     }

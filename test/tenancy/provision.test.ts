@@ -129,12 +129,19 @@ describe('per-tenant PostgreSQL provisioning', () => {
   });
 
   it('fails closed when the administrative database cannot be closed to tenant roles', async () => {
-    // the administrative role does not own `postgres`, so it cannot revoke PUBLIC's CONNECT there
-    const notOwned = urlFor(cluster.adminRole, 'postgres');
-    await assert.rejects(
-      provisionTenants({ adminUrl: notOwned, tenantStateRoot: cluster.stateRoot, tenants: cluster.newTenants(1) }),
-      /tenant roles can connect to the administrative database postgres: make the administrative role its owner, or run REVOKE CONNECT ON DATABASE postgres FROM PUBLIC/,
-    );
+    // a database the administrative role does not own, open to PUBLIC by an explicit grant (not by
+    // whatever ACL the server's own `postgres` database happens to have): it cannot revoke that
+    const notOwnedDatabase = `agentd_test_not_owned_${randomBytes(4).toString('hex')}`;
+    await query(`create database ${notOwnedDatabase}`);
+    try {
+      await query(`grant connect on database ${notOwnedDatabase} to public`);
+      await assert.rejects(
+        provisionTenants({ adminUrl: urlFor(cluster.adminRole, notOwnedDatabase), tenantStateRoot: cluster.stateRoot, tenants: cluster.newTenants(1) }),
+        new RegExp(`tenant roles can connect to the administrative database ${notOwnedDatabase}: make the administrative role its owner, or run REVOKE CONNECT ON DATABASE ${notOwnedDatabase} FROM PUBLIC`),
+      );
+    } finally {
+      await query(`drop database ${notOwnedDatabase} with (force)`);
+    }
   });
 
   it('refuses a tenant id that is not a canonical UUID before touching the server', async () => {
