@@ -26,12 +26,16 @@ export interface StartOptions {
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
-/** `joinWrappedLines` reads a long line wrapped by the terminal as one line (and keeps trailing spaces). */
-export function tmuxChat(session: string, options: { joinWrappedLines?: boolean } = {}): TmuxChat {
+/**
+ * `joinWrappedLines` reads a long line wrapped by the terminal as one line (and keeps trailing
+ * spaces); `program` runs another agentd's chat (e.g. `['/path/node_modules/.bin/agentd', 'chat']`)
+ * instead of this checkout's source.
+ */
+export function tmuxChat(session: string, options: { joinWrappedLines?: boolean; program?: string[] } = {}): TmuxChat {
   const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
   const screen = (capture: { escapes?: boolean } = {}) => tmux('capture-pane', '-p', ...(capture.escapes ? ['-e'] : []), ...(options.joinWrappedLines ? ['-J'] : []), '-t', session, '-S', '-200');
   const launch = (args: string[], cwd: string, start: StartOptions & { before?: string; after?: string }) => {
-    const command = chatCommand(args).map(quote).join(' ');
+    const command = (options.program ? [...options.program, ...args] : chatCommand(args)).map(quote).join(' ');
     const env = Object.entries(start.env ?? {}).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
     const line = `${start.before ?? ''} env -u SERVICE_TOKEN ${env} ${command} ${start.after ?? ''}; echo CHAT-EXITED-$?; sleep 60`;
     tmux('new-session', '-d', '-s', session, '-x', '150', '-y', '50', '-c', cwd, line);

@@ -7,6 +7,9 @@
  *   agentd started from the same tarball installed with its optional drivers (so the packed server
  *   runs without any of the checkout's devDependencies too).
  *
+ * - and `agentd chat` from the installed package renders in a terminal (tmux) with the libraries
+ *   the build bundled (Markdown, code colours, widths), none of them installed beside it.
+ *
  * `npm pack --ignore-scripts`: the package's `prepare` would rebuild dist/ under the feet of the
  * tests running beside this one; `npm test` has just built it.
  */
@@ -20,6 +23,7 @@ import { readMarkdown } from '../docs/markdown.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
 import { startAgentd, type AgentdProcess } from '../readme/agentd-process.ts';
+import { tmuxChat } from '../cli/tmux-chat.ts';
 
 const REPOSITORY = new URL('../..', import.meta.url).pathname;
 const README_ADDRESS = 'http://127.0.0.1:4096';
@@ -122,5 +126,20 @@ describe('agentd/client installed into another project from the npm pack tarball
     assert.equal(exitCode, 0, stderr);
     assert.equal(stdout, 'Hello from the packed server.Hello from the packed server.\n', 'the streamed deltas, then the result');
     assert.equal(fake.requests.length, 1, 'the turn reached the model through the packed server');
+  });
+
+  it('runs the installed agentd chat in a terminal, rendering with the libraries bundled into it', async () => {
+    const server = join(scratch, 'server');
+    assert.ok(!existsSync(join(server, 'node_modules', 'marked')) && !existsSync(join(server, 'node_modules', 'emphasize')), 'the chat\'s libraries are not installed');
+    const chat = tmuxChat(`agentd-installed-chat-${process.pid}`, { program: [join(server, 'node_modules', '.bin', 'agentd'), 'chat'] });
+    try {
+      await chat.start(agentd.url, join(server, 'workspace'));
+      fake.enqueue({ kind: 'reply', text: '## Packed\n\n```js\nconst packed = true;\n```\n' });
+      chat.send('render something', 'Enter');
+      await chat.waitForScreen(/^Packed\n\n╭─ js\n│ const packed = true;\n╰─\n/m);
+      assert.match(chat.screen({ escapes: true }), /\u001b\[[0-9;]*m\u001b?\[?[0-9;]*m?const\u001b/, 'the code is coloured');
+    } finally {
+      chat.kill();
+    }
   });
 });
