@@ -147,6 +147,7 @@ describe('execution in the sandbox (real server, shipped runner)', () => {
     while (!['completed', 'failed', 'cancelled'].includes((await harness.server.request('GET', `/v1/turns/${turn.id}`)).json.status)) {
       const started = Date.now();
       assert.equal((await harness.server.request('GET', '/healthz')).status, 200);
+      // about time: a health check answers in milliseconds; 2 s under a contained fork bomb is still responsive, a starved server is not
       assert.ok(Date.now() - started < 2000, 'the server stays responsive');
       healthy++;
       await new Promise((resolve) => setTimeout(resolve, 200));

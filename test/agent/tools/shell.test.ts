@@ -144,6 +144,7 @@ test('background processes left behind by a finished command are stopped', async
   const started = Date.now();
   const outcome = await shell.run(call({ command: 'sleep 100 & echo bg=$!' }), ctx);
   const pids = await streamedPids(ctx, ['bg']);
+  // about time: the background sleep lasts 100 s; returning within 10 s shows the command did not wait for it
   assert.ok(Date.now() - started < 10_000);
   assert.match(outcome.output, /Exit code: 0/);
   assert.match(outcome.output, /Background processes it left running were stopped/);
