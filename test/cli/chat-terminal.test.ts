@@ -132,7 +132,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     fake.enqueue(
       { kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: ['printf', 'one\\ntwo\\n'] }), callId: 'call_printf' }] },
       { kind: 'reply', toolCalls: [{ name: 'apply_patch', kind: 'custom', arguments: patch, callId: 'call_patch' }] },
-      { kind: 'reply', text: '# Done\n\nI did:\n- ran `printf`\n- **patched** the file\n\n```js\nconst answer = 42;\n```\nThat is all.' },
+      { kind: 'reply', text: '# Done\n\nI did:\n- ran `printf`\n- **patched** the file\n\n```js\nconst answer = 42;\n```\n`evil \u001b[2J\u001b]52;c;ZXZpbA==\u0007` done\nThat is all.' },
     );
     chat.send('do it', 'Enter');
     await chat.waitForScreen(/\[3\] deny/);
@@ -150,6 +150,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     assert.match(text, /^• ran printf$/m, 'a bullet, and inline code without backticks');
     assert.match(text, /^• patched the file$/m);
     assert.match(text, /^╭─ js\n│ const answer = 42;\n╰─$/m, 'the code block framed, without fences');
+    assert.match(text, /^evil \^\[\[2J\^\[\]52;c;ZXZpbA==\^G done$/m, 'escape sequences from the model are shown, not obeyed, inside Markdown too');
     const coloured = chat.screen({ escapes: true });
     assert.match(coloured, /\u001b\[[0-9;]*m\u001b?\[?[0-9;]*m?const\u001b/, 'the code keyword is coloured');
     assert.match(coloured, /\u001b\[[0-9;]*33mprintf/, 'inline code is coloured');

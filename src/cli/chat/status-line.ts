@@ -85,7 +85,7 @@ export class StatusLine {
     }
     let line = paint('dim', parts.join(' · '));
     if (this.queued > 0) line += paint('dim', ` · ${this.queued} queued`);
-    if (this.typed !== '') line += ` ${paint('dim', '│ next ›')} ${inert(this.typed)}`;
+    if (this.typed !== '') line += ` ${paint('dim', '│ next ›')} ${inert(this.typed.length > 40 ? `…${this.typed.slice(-40)}` : this.typed)}`;
     else if (this.queued === 0) line += paint('dim', ' · type to queue the next prompt, Ctrl-C cancels');
     return line;
   }
