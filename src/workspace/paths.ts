@@ -77,7 +77,8 @@ export function isInside(child: string, parent: string): boolean {
 
 /**
  * Walks an absolute path one component at a time, following symlinks as the kernel does and applying
- * `..` to the already-resolved prefix. Once a component does not exist, the rest is appended as is.
+ * `..` to the already-resolved prefix. Below a component that does not exist, names are appended as
+ * they are, until a `..` leads back to one that does (`missing/../link` follows `link`).
  */
 function resolveReal(absolute: string): string {
   let current = path.parse(absolute).root;
@@ -89,6 +90,8 @@ function resolveReal(absolute: string): string {
     if (component === '.' || component === '') continue;
     if (component === '..') {
       current = path.dirname(current);
+      // back out of a name that does not exist, to a directory that may: what follows is followed again
+      if (missing) missing = entryKind(current) === 'missing';
       continue;
     }
     const candidate = path.join(current, component);
