@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/config.ts';
+import { serverSecrets } from './config/server-secrets.ts';
 import { emptyCatalogAdvice, loadCatalog } from './config/catalog.ts';
 import { openStore, type Store } from './store/database.ts';
 import { canonicalizeRoot } from './workspace/paths.ts';
@@ -62,10 +63,11 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const catalog = loadCatalog(config, env);
   if (catalog.models.length === 0) log.warn(emptyCatalogAdvice());
   const workspaceRoots = config.workspaceRoots.map(canonicalizeRoot);
+  const serverFiles = serverSecrets(config).map((secret) => secret.path);
   // The bubblewrap probe (a confined `true`) runs while the store opens; it never rejects.
   const probingConfinement = detectHostConfinement({
     mode: tuning.confinement ?? 'auto',
-    secretPaths: [config.stateDir, config.tokenFile, config.modelsFile],
+    secretPaths: serverFiles,
     logger: log,
   });
   // The database is claimed first: a second agentd on it is refused before it touches anything
@@ -131,7 +133,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       runtime = await openBoundaryRuntime(
         {
           id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
-          tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner },
+          tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner, serverFiles },
         },
         { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry }), telemetry },
       );

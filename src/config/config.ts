@@ -6,6 +6,7 @@ import { readTokenFile, validateToken } from './token-file.ts';
 import type { TenantRegistry } from './tenant-registry.ts';
 import { sandboxRunnerFileProblem } from './sandbox-runner-file.ts';
 import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
+import { secretExposedBy, serverSecrets } from './server-secrets.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -54,6 +55,8 @@ export interface Config {
   metricsPort: number | null;
   /** --metrics-host, else the API's --host */
   metricsHost: string;
+  /** --mcp-config as given, so that tools can be kept from reading it */
+  mcpConfig: string | null;
   /** the servers of --mcp-config, empty without it */
   mcpServers: McpServerConfig[];
 }
@@ -140,10 +143,13 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const stateDir = pathFlag(flags, 'state-dir', cwd) ?? defaultStateDir(env);
   const effectiveTenantStateRoot = tenantRegistry ? (tenantStateRoot ?? join(stateDir, 'tenants')) : null;
-  const tenants = tenantRegistry
-    ? (await import('./tenant-registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0 })
-    : null;
   const explicitModelsFile = pathFlag(flags, 'models-file', cwd);
+  const modelsFile = explicitModelsFile ?? join(stateDir, 'models.json');
+  const mcpConfig = pathFlag(flags, 'mcp-config', cwd);
+  const otherServerFiles = [{ name: 'the models file', path: modelsFile }, ...(mcpConfig ? [{ name: 'the MCP config', path: mcpConfig }] : [])];
+  const tenants = tenantRegistry
+    ? (await import('./tenant-registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0, otherServerFiles })
+    : null;
   const workspaceRoots = ((flags.get('workspace-root') as string[] | undefined) ?? (tenants ? [] : [cwd])).map((root) => {
     if (root.trim() === '') throw new UsageError('--workspace-root: must not be empty');
     return resolve(cwd, root);
@@ -152,6 +158,10 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   if (sandboxRunner) {
     const problem = sandboxRunnerFileProblem(sandboxRunner, tenants ? tenants.tenants.map((tenant) => tenant.workspaceRoot) : workspaceRoots);
     if (problem) throw new UsageError(`--sandbox-runner: ${problem}`);
+    // A tenant's root was checked against the server's files with the registry; the one boundary's here.
+    const secrets = serverSecrets({ stateDir, tokenFile, modelsFile, mcpConfig, tenantRegistry, tenantStateRoot: effectiveTenantStateRoot });
+    const exposed = tenants ? null : secretExposedBy(workspaceRoots[0], secrets);
+    if (exposed) throw new UsageError(`--sandbox-runner: ${exposed}`);
   }
 
   const metricsPort = flags.has('metrics-port') ? integerFlag(flags, 'metrics-port') : null;
@@ -161,8 +171,6 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   // the metrics answer without a token, so the rule for exposing them is the API's
   if (!isLoopbackHost(metricsHost) && !allowRemote) throw new UsageError(`--metrics-host: ${metricsHost} is not a loopback address; pass --allow-remote to bind it`);
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port && metricsHost === host) throw new UsageError('--metrics-port: must differ from --port');
-  const mcpConfig = pathFlag(flags, 'mcp-config', cwd);
-
   const corsOrigins = (flags.get('cors-origin') as string[] | undefined) ?? [];
   for (const origin of corsOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new UsageError(`--cors-origin: "${origin}" is not an exact origin such as https://app.example.com`);
@@ -186,11 +194,12 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     databaseUrl,
     cluster,
     instanceId,
-    modelsFile: explicitModelsFile ?? join(stateDir, 'models.json'),
+    modelsFile,
     modelsFileIsDefault: explicitModelsFile === null,
     logLevel,
     metricsPort,
     metricsHost,
+    mcpConfig,
     mcpServers: mcpConfig ? loadMcpConfig(mcpConfig) : [],
   });
 }

@@ -33,6 +33,8 @@ export interface RegistryContext {
   tenantStateRoot: string;
   /** the uid that must own the registry and every token file */
   serverUid: number;
+  /** the server's other files no root may hold (models file, MCP config), by how a refusal names them */
+  otherServerFiles?: readonly { name: string; path: string }[];
 }
 
 export class TenantRegistryError extends UsageError {}
@@ -80,6 +82,7 @@ export function loadTenantRegistry(registryPath: string, context: RegistryContex
     { name: 'the state dir', path: canonicalPath(context.stateDir), kind: 'directory' },
     { name: 'the tenant state root', path: canonicalPath(context.tenantStateRoot), kind: 'directory' },
     { name: 'the registry file', path: canonicalPath(registryPath), kind: 'file' },
+    ...(context.otherServerFiles ?? []).map((file) => ({ name: file.name, path: canonicalPath(file.path), kind: 'file' as const })),
     ...tenants.flatMap((tenant, tenantIndex) =>
       tenant.credentials.map((credential, credentialIndex) => ({
         name: `tenants[${tenantIndex}].credentials[${credentialIndex}].tokenFile`,

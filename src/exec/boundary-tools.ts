@@ -38,16 +38,18 @@ export interface BoundaryToolsOptions {
   workspaceRoots: readonly string[];
   /** host only: how commands run (the confined runner when bubblewrap works) */
   hostRunner: CommandRunner;
+  /** host only: the server's own files, which no file tool may touch (config/server-secrets.ts) */
+  serverFiles?: readonly string[];
   /** sandbox only: host directory shown as the guest HOME (a tenant's guest state) */
   sandboxHome?: string;
 }
 
 export function boundaryTools(options: BoundaryToolsOptions): BoundaryTools {
   if (options.sandboxRunner === null) {
-    const { hostRunner, workspaceRoots } = options;
+    const { hostRunner, workspaceRoots, serverFiles = [] } = options;
     return {
       sandboxed: false,
-      executor: deferredExecutor('host', async () => (await import('./host-executor.ts')).hostExecutor({ runner: hostRunner })),
+      executor: deferredExecutor('host', async () => (await import('./host-executor.ts')).hostExecutor({ runner: hostRunner, serverFiles })),
       viewOf: (sessionCwd) => ({ cwd: sessionCwd, roots: workspaceRoots }),
       modelPath: (hostPath) => hostPath,
       close: async () => {},

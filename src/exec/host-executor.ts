@@ -7,7 +7,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, readlinkSync, readSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { removeFile, writeContents } from './patch-files.ts';
 import type { CommandRunner } from './process-group.ts';
 import type { SearchBackend } from './search/backend.ts';
@@ -15,9 +15,12 @@ import { chooseSearchBackend } from './search/choose-backend.ts';
 import { PathError } from '../workspace/paths.ts';
 import { closeDirectory, directoryPath, entryPath, openDirectoryExact, openExact } from '../workspace/no-follow.ts';
 import { ExecutorError, type DirectoryEntry, type FileProblem, type ToolExecutor } from './executor.ts';
+import { serverFilesGuard } from './server-files-guard.ts';
 
 export interface HostExecutorOptions {
   runner: CommandRunner;
+  /** the server's own files and directories: refused to every file operation, left out of listings and searches */
+  serverFiles?: readonly string[];
   /** ripgrep or the JavaScript fallback; chosen from PATH on first search when not given */
   searchBackend?: SearchBackend;
 }
@@ -28,6 +31,7 @@ const READ_CHUNK_BYTES = 1024 * 1024;
 
 export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
   let searchBackend = options.searchBackend;
+  const serverFiles = serverFilesGuard(options.serverFiles ?? []);
   return {
     kind: 'host',
 
@@ -56,6 +60,7 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
     },
 
     async readFile(path, maxBytes) {
+      serverFiles.refuse(path);
       return operation(path, () => {
         const fd = openExact(path, constants.O_RDONLY | constants.O_NONBLOCK);
         try {
@@ -84,6 +89,7 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
       // apply_patch's writer (temporary file renamed over the name) takes text: refuse bytes it would change
       const text = content.toString('utf8');
       if (!Buffer.from(text, 'utf8').equals(content)) throw new ExecutorError('operation', `${path}: the host executor writes UTF-8 text only`);
+      serverFiles.refuse(path);
       operation(path, () => {
         if (!writeOptions.createParents) openExact(dirname(path), constants.O_RDONLY | constants.O_DIRECTORY);
         writeContents(path, text, []);
@@ -91,13 +97,18 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
     },
 
     async removeFile(path) {
+      serverFiles.refuse(path);
       operation(path, () => removeFile(path));
     },
 
     async listDirectory(path) {
+      serverFiles.refuse(path);
       const directory = operation(path, () => openDirectoryExact(path));
       try {
-        const names = (await readdir(directoryPath(directory), { withFileTypes: true })).map((entry) => entry.name).sort();
+        const names = (await readdir(directoryPath(directory), { withFileTypes: true }))
+          .map((entry) => entry.name)
+          .filter((name) => !serverFiles.covers(join(path, name)))
+          .sort();
         const entries = names.slice(0, MAX_LIST_ENTRIES).map((name): DirectoryEntry => {
           const stat = lstatSync(entryPath(directory, name));
           const type = stat.isFile() ? 'file' : stat.isDirectory() ? 'directory' : stat.isSymbolicLink() ? 'symlink' : 'other';
@@ -110,6 +121,7 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
     },
 
     async search(query) {
+      serverFiles.refuse(query.path);
       searchBackend ??= chooseSearchBackend().backend;
       let result;
       try {
@@ -119,7 +131,8 @@ export function hostExecutor(options: HostExecutorOptions): ToolExecutor {
         if (error instanceof PathError) throw new ExecutorError('operation', error.message);
         throw error;
       }
-      return { matches: result.matches.map((match) => ({ path: match.file, line: match.line, text: match.text })), truncated: result.limitReached };
+      const matches = result.matches.filter((match) => !serverFiles.covers(resolve(query.path, match.file)));
+      return { matches: matches.map((match) => ({ path: match.file, line: match.line, text: match.text })), truncated: result.limitReached };
     },
 
     async close() {},

@@ -5,6 +5,7 @@
  * scheduler, workspace root and tools — opens on the tenant's first request and is held by
  * TenantRuntimes.
  */
+import { serverSecrets } from '../config/server-secrets.ts';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -67,6 +68,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   const registryFor = lazyToolRegistries({ withoutExecutingTools: sandboxRunner === null });
   const toolsFor = turnToolsFactory(registryFor, { confinedExecution: false, telemetry });
 
+  const serverFiles = serverSecrets(config).map((secret) => secret.path);
   const openTenant = async (tenant: Tenant) => {
     const stateDir = tenantStateDir(stateRoot, tenant.id);
     // Migrations ran at provisioning, as the tenant role.
@@ -78,7 +80,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       const runtime = await openBoundaryRuntime(
         {
           id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir,
-          tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome },
+          tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome, serverFiles },
         },
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },
       );

@@ -177,6 +177,12 @@ describe('tenant registry', () => {
       () => loadTenantRegistry(fixture.registryPath, { ...fixture.context, stateDir: outside.stateDir, tenantStateRoot: join(fixture.dir, 'workspaces', 'w9', 'tenants') }),
       /contains the tenant state root/,
     );
+    // the MCP config or the models file inside a root (CONTRACT.md §17: the server's files are unreadable to every tool)
+    const mcpConfig = join(fixture.dir, 'workspaces', 'w9', 'mcp.json');
+    assert.throws(
+      () => loadTenantRegistry(fixture.registryPath, { ...fixture.context, stateDir: outside.stateDir, tenantStateRoot: outside.tenantStateRoot, otherServerFiles: [{ name: 'the MCP config', path: mcpConfig }] }),
+      new RegExp(`tenants\\[0\\]\\.workspaceRoot: .* contains the MCP config \\(${mcpConfig}\\)`),
+    );
   });
 
   it('refuses unknown fields at every level, other versions and malformed documents', () => {

@@ -148,3 +148,40 @@ describe('file tools, search, attachments and checkouts under attack', () => {
     });
   });
 });
+
+describe('the server\'s own files inside a workspace root (real server, host tools)', () => {
+  const CANARY = 'canary-mcp-5ecre7';
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-secret-root-')));
+  const mcpConfig = join(root, 'mcp.json');
+  // an MCP config holds the servers' credentials; the operator put it in a directory the model works in
+  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { remote: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${CANARY}` } } } }));
+  writeFileSync(join(root, 'notes.txt'), 'ordinary notes\n');
+  const harness = useFakeServer({ args: ['--workspace-root', root, '--mcp-config', mcpConfig] });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('read_file, list_dir and search never hand it to the model', async () => {
+    const session = await harness.newSession({ cwd: root });
+    harness.fake.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          { name: 'read_file', arguments: JSON.stringify({ path: mcpConfig }), callId: 'call_read' },
+          { name: 'list_dir', arguments: JSON.stringify({ path: root }), callId: 'call_list' },
+          { name: 'search', arguments: JSON.stringify({ pattern: 'Authorization', path: root }), callId: 'call_search' },
+          { name: 'search', arguments: JSON.stringify({ pattern: 'ordinary', path: root }), callId: 'call_search_notes' },
+        ],
+      },
+      { kind: 'reply', text: 'done' },
+    );
+    const turn = await harness.submit(session.id, 'look for credentials');
+    assert.equal((await waitForTurn(harness.server, turn.id)).status, 'completed');
+    const sent = (callId: string) => harness.toolOutputSent(callId) ?? '';
+    assert.match(sent('call_read'), /one of agentd's own files/);
+    assert.doesNotMatch(sent('call_list'), /mcp\.json/);
+    assert.match(sent('call_list'), /notes\.txt/);
+    assert.equal(sent('call_search'), 'No matches.');
+    assert.match(sent('call_search_notes'), /notes\.txt/);
+    const sentToModel = JSON.stringify(harness.fake.requests.map((request) => request.body));
+    assert.ok(!sentToModel.includes(CANARY), `the credential never reached the model: ${sentToModel.slice(Math.max(0, sentToModel.indexOf(CANARY) - 300), sentToModel.indexOf(CANARY) + 50)}`);
+  });
+});

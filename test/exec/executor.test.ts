@@ -185,4 +185,27 @@ describe('the host executor', () => {
     await assert.rejects(executor.writeFile(join(root, 'link'), Buffer.from('pwned')), /symbolic link/);
     assert.equal(readFileSync(join(outside, 'secret'), 'utf8'), 'host secret');
   });
+
+  it('never reads, lists, searches or patches the server\'s own files, even inside a workspace root', async () => {
+    const workspace = scratchDirectory('agentd-executor-secrets-');
+    const stateDir = join(workspace, '.agentd-state');
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, 'agentd.sqlite'), 'canary-3c7e in the database\n');
+    writeFileSync(join(workspace, 'token'), 'canary-3c7e-token\n');
+    writeFileSync(join(workspace, 'notes.txt'), 'canary-3c7e is the word\n');
+    symlinkSync(join(workspace, 'token'), join(workspace, 'token-alias'));
+    const guarded = hostExecutor({ runner: createProcessGroupRunner(), serverFiles: [join(workspace, 'token'), stateDir] });
+    for (const path of [join(workspace, 'token'), join(stateDir, 'agentd.sqlite')]) {
+      await assert.rejects(guarded.readFile(path, 100), /one of agentd's own files/, path);
+      await assert.rejects(guarded.writeFile(path, Buffer.from('pwned')), /one of agentd's own files/, path);
+      await assert.rejects(guarded.removeFile(path), /one of agentd's own files/, path);
+    }
+    await assert.rejects(guarded.listDirectory(stateDir), /one of agentd's own files/);
+    await assert.rejects(guarded.search({ pattern: 'canary', path: stateDir, maxMatches: 10, signal: new AbortController().signal }), /one of agentd's own files/);
+    const names = (await guarded.listDirectory(workspace)).entries.map((entry) => entry.name);
+    assert.deepEqual(names, ['notes.txt', 'token-alias'], 'the token and the state dir are left out of the listing');
+    const found = await guarded.search({ pattern: 'canary', path: workspace, maxMatches: 10, signal: new AbortController().signal });
+    assert.deepEqual(found.matches.map((match) => match.path), [join(workspace, 'notes.txt')]);
+    assert.equal(readFileSync(join(workspace, 'token'), 'utf8'), 'canary-3c7e-token\n');
+  });
 });

@@ -14,8 +14,7 @@ import { scratchDirectory } from './support.ts';
 const AGENTD = new URL('../../bin/agentd.js', import.meta.url).pathname;
 const SHIPPED_RUNNER = new URL('../../bin/agentd-sandbox', import.meta.url).pathname;
 
-function serve(args: string[]) {
-  const state = scratchDirectory('agentd-runner-startup-');
+function serve(args: string[], state = scratchDirectory('agentd-runner-startup-')) {
   const result = spawnSync(process.execPath, [AGENTD, 'serve', '--port', '0', '--state-dir', state, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
@@ -64,6 +63,22 @@ describe('--sandbox-runner at start-up', () => {
     assertRefused(serve(['--workspace-root', root, '--sandbox-runner', link]), /lies inside the workspace root/);
   });
 
+  it('refuses a workspace root that would show the server\'s state dir, token file or MCP config to the sandbox, naming the path', () => {
+    const runner = runnerScript(`exec ${SHIPPED_RUNNER} "$@"`);
+    const root = scratchDirectory('agentd-runner-exposed-');
+    const state = join(root, '.agentd');
+    assertRefused(serve(['--workspace-root', root, '--sandbox-runner', runner], state), new RegExp(`^agentd: --sandbox-runner: the workspace root ${root} would show the state dir \\(${state}\\) to the sandbox`));
+    const token = join(root, 'service-token');
+    writeFileSync(token, 'canary-token-0123456789abcdef0123456789', { mode: 0o600 });
+    assertRefused(serve(['--workspace-root', root, '--token-file', token, '--sandbox-runner', runner]), new RegExp(`would show the token file \\(${token}\\)`));
+    const mcp = join(root, 'mcp.json');
+    writeFileSync(mcp, JSON.stringify({ mcpServers: {} }));
+    assertRefused(serve(['--workspace-root', root, '--mcp-config', mcp, '--sandbox-runner', runner]), new RegExp(`would show the MCP config \\(${mcp}\\)`));
+    const outer = scratchDirectory('agentd-runner-outer-state-');
+    mkdirSync(join(outer, 'project'));
+    assertRefused(serve(['--workspace-root', join(outer, 'project'), '--sandbox-runner', runner], outer), /lies inside the state dir/);
+  });
+
   it('refuses a runner that is not executable, not a regular file, or not there', () => {
     assertRefused(serve(['--workspace-root', workspace, '--sandbox-runner', runnerScript('exit 0', 0o644)]), /^agentd: --sandbox-runner: .* is not executable$/);
     assertRefused(serve(['--workspace-root', workspace, '--sandbox-runner', scratchDirectory()]), /is not a regular file$/);
@@ -94,7 +109,7 @@ describe('--sandbox-runner at start-up', () => {
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = once(child, 'exit');
     const deadline = Date.now() + 45_000;
-    while (!stdout.includes('listening') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!stdout.includes('agentd listening') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     child.kill('SIGTERM');
     await exited;
     assert.match(stdout, /agentd listening on http:\/\//, stderr);
