@@ -1,10 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { detectHostConfinement, probeBubblewrap } from '../../src/exec/host-confinement.ts';
+import { createConfinedRunner } from '../../src/exec/confined-runner.ts';
+import { toolEnvironment } from '../../src/exec/tool-environment.ts';
+import { bubblewrapArguments } from '../../src/sandbox/bubblewrap.ts';
 import { hiddenPaths } from '../../src/sandbox/hidden-paths.ts';
 import { inspectSystemEntries } from '../../src/sandbox/system-paths.ts';
 import { programOnPath } from '../support/programs.ts';
@@ -58,3 +62,46 @@ test('secret paths are masked where they really are; absent ones and files insid
     { path: path.join(top, 'token'), directory: false },
   ]);
 });
+
+// The server's own user is root on CI, through the real confined runner; nobody stands for an
+// unprivileged server, running the same read-only view's bwrap argv (node itself lives under /root here).
+for (const user of ['the server user', 'nobody'] as const) {
+  test(`as ${user}, an unattended command cannot flip a kernel setting, remount or write the workspace, and holds no capability`, async (t) => {
+    const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-kernel-attack-')));
+    chmodSync(root, 0o755);
+    t.after(() => rmSync(root, { recursive: true, force: true }));
+    const setting = '/proc/sys/kernel/core_uses_pid';
+    const hostValue = readFileSync(setting, 'utf8').trim();
+    const flipped = hostValue === '1' ? '0' : '1';
+    const attack = [
+      `echo ${flipped} > ${setting} && echo FLIPPED`,
+      'echo h > /proc/sysrq-trigger && echo SYSRQ',
+      `mount -o remount,rw ${root} 2>/dev/null && echo REMOUNTED`,
+      `echo escaped > ${root}/escaped.txt 2>/dev/null && echo WROTE`,
+      'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status',
+      'echo attack-ran',
+    ].join('; ');
+    const command = ['/bin/sh', '-c', attack];
+    const system = inspectSystemEntries();
+    try {
+      let output: string;
+      if (user === 'nobody') {
+        const args = bubblewrapArguments({ view: 'read-only', command, cwd: root, env: toolEnvironment(), visible: [root], hidden: [], system });
+        output = execFileSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '/usr/bin/bwrap', ...args], { encoding: 'utf8', cwd: '/', env: toolEnvironment(), timeout: 30_000 });
+      } else {
+        const runner = createConfinedRunner({ bubblewrapPath: '/usr/bin/bwrap', system, secretPaths: [] });
+        const result = await runner({ argv: command, cwd: root, env: {}, view: { writable: false, roots: [root] }, timeoutMs: 30_000, signal: new AbortController().signal, onOutput: () => {} });
+        output = result.output;
+      }
+      assert.match(output, /attack-ran/, output);
+      assert.doesNotMatch(output, /FLIPPED|SYSRQ|REMOUNTED|WROTE/, output);
+      assert.match(output, /CapEff:\s+0+$/m);
+      assert.match(output, /NoNewPrivs:\s+1$/m);
+      assert.throws(() => readFileSync(path.join(root, 'escaped.txt')), /ENOENT/);
+    } finally {
+      const now = readFileSync(setting, 'utf8').trim();
+      if (now !== hostValue) writeFileSync(setting, hostValue);
+      assert.equal(now, hostValue, 'the host value is unchanged');
+    }
+  });
+}
