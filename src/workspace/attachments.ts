@@ -9,6 +9,8 @@ import { closeDirectory, entryPath, makeDirectories, openEntry } from './no-foll
 export const MAX_ATTACHMENTS = 5;
 export const MAX_IMAGES = 1;
 export const MAX_DECODED_BYTES = 20 * 1024 * 1024;
+/** NAME_MAX: the schema's 255 characters can be 1,020 bytes of UTF-8, which no Linux filesystem takes. */
+export const MAX_FILE_NAME_BYTES = 255;
 
 export interface ImageInput {
   mimeType: string;
@@ -78,6 +80,7 @@ export function decodeAttachments(images: ImageInput[] = [], files: FileInput[] 
     if (name !== file.name || name === '.' || name === '..' || name.includes('\0') || name.includes('/')) {
       throw refuse(entry, 'name must be a plain file name (no "/", "..", or NUL)');
     }
+    if (Buffer.byteLength(name) > MAX_FILE_NAME_BYTES) throw refuse(entry, `name must be at most ${MAX_FILE_NAME_BYTES} bytes of UTF-8`);
     return { name, mimeType: file.mimeType, bytes: decode(file.data, entry) };
   });
   return { images: decodedImages, files: decodedFiles };
