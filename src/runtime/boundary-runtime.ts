@@ -10,6 +10,7 @@ import type { TurnToolsFactory } from './turn/tool-port.ts';
 import { ModelContextCache } from './context/model-context-cache.ts';
 import type { Scheduler } from './turn/scheduler.ts';
 import { RepositorySetups } from './session/setup.ts';
+import { workspaceCommands } from './workspace-commands.ts';
 import { failInterruptedTurns } from '../store/turns.ts';
 import { nowIso } from '../domain/ids.ts';
 import type { CatalogModel } from '../config/models-file.ts';
@@ -43,11 +44,13 @@ export class BoundaryRuntime {
     const { scheduler, logger, adapterFor, toolsFor, telemetry } = deps;
     const activeTurns = new ActiveTurns();
     this.activeTurns = activeTurns;
-    this.setups = new RepositorySetups(hub, logger);
+    // Repository work and attachment clean-up run where the boundary's tools run (CONTRACT.md §17).
+    const commands = workspaceCommands(boundary.tools, boundary.workspaceRoots);
+    this.setups = new RepositorySetups(hub, logger, commands);
     this.requests = new RequestBroker(hub, telemetry?.metrics);
     const contexts = new ModelContextCache(boundary.db);
     this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
-    const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, adapterFor, toolsFor, logger, telemetry });
+    const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry });
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner);
   }
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ApiError } from '../domain/errors.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
-import { closeDirectory, entryPath, makeDirectories, openEntry } from './no-follow.ts';
+import { closeDirectory, makeDirectories, openEntry } from './no-follow.ts';
+import { removeTrees, type WorkspaceCommands } from './workspace-commands.ts';
 
 export const MAX_ATTACHMENTS = 5;
 export const MAX_IMAGES = 1;
@@ -97,15 +97,18 @@ export function inputDigest(input: string, images: ImageInput[] = [], files: Fil
  * Files live in <cwd>/.agentd/attachments/<turnId>/ while the turn runs, then are removed. Every
  * component below the cwd is created or opened without following symlinks, and the files are
  * created inside the open directory (O_NOFOLLOW): a `.agentd` planted as a symlink out of
- * the roots makes the turn fail instead of writing there.
+ * the roots makes the turn fail instead of writing there. The turn's directory is removed where
+ * the tenant's commands run (`commands`: its sandbox, or the host), never by a walk of the host's
+ * over a tree the guest can change meanwhile.
  */
-export async function writeTurnFiles(cwd: string, turnId: string, files: DecodedAttachments['files']): Promise<{ paths: string[]; cleanup: () => Promise<void> }> {
+export async function writeTurnFiles(cwd: string, turnId: string, files: DecodedAttachments['files'], commands: WorkspaceCommands): Promise<{ paths: string[]; cleanup: () => Promise<void> }> {
   if (files.length === 0) return { paths: [], cleanup: async () => {} };
   const attachments = makeDirectories(cwd, join(cwd, '.agentd', 'attachments'), 0o700);
-  const removeTurnDirectory = () => rm(entryPath(attachments, turnId), { recursive: true, force: true });
+  const turnPath = join(attachments.path, turnId);
+  const removeTurnDirectory = () => removeTrees(commands, [turnPath]);
   const paths: string[] = [];
   try {
-    const turnDirectory = makeDirectories(attachments.path, join(attachments.path, turnId), 0o700);
+    const turnDirectory = makeDirectories(attachments.path, turnPath, 0o700);
     try {
       for (const file of files) {
         const fd = openEntry(turnDirectory, file.name, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
@@ -121,18 +124,11 @@ export async function writeTurnFiles(cwd: string, turnId: string, files: Decoded
     }
   } catch (error) {
     await removeTurnDirectory().catch(() => {});
-    closeDirectory(attachments);
     throw error;
+  } finally {
+    closeDirectory(attachments);
   }
-  // The turn's directory is removed through the still-open parent, wherever its path leads by then.
-  const cleanup = async () => {
-    try {
-      await removeTurnDirectory();
-    } finally {
-      closeDirectory(attachments);
-    }
-  };
-  return { paths, cleanup };
+  return { paths, cleanup: removeTurnDirectory };
 }
 
 /** The user message as canonical input: the text, the image, and a note naming each attached file. */

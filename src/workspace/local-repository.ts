@@ -1,18 +1,30 @@
 /**
- * Whether a local repository may be cloned: the repository, its git directory and everything git
- * would read through it must lie inside the allowed roots. git reaches beyond a repository through
- * symlinks (objects/, refs/, packed-refs, any entry of the git directory) and through indirection
- * files (a `.git` file's `gitdir:`, `commondir` of a worktree, `objects/info/alternates`, nested
- * alternates); each one is followed here and judged by canonical location.
+ * Whether a local repository may be cloned on the host (a boundary without a sandbox): the
+ * repository, its git directory and everything git would read through it must lie inside the
+ * allowed roots. git reaches beyond a repository through symlinks (objects/, refs/, packed-refs,
+ * any entry of the git directory) and through indirection files (a `.git` file's `gitdir:`,
+ * `commondir` of a worktree, `objects/info/alternates`, nested alternates); each one is followed
+ * here and judged by canonical location.
+ *
+ * The walk is asynchronous and bounded: directories are read through the thread pool, the event
+ * loop is given back every few hundred entries, and a repository that needs more than
+ * MAX_ENTRIES_INSPECTED entries or INSPECTION_TIME_MS is refused, so one tenant's tree of links
+ * cannot hold every other request. In a sandbox nothing of this runs on the host: git itself, in
+ * the tenant's view, can reach only what the tenant already sees (checkout.ts).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalizeInside, isDirectory } from './paths.ts';
 
 /** git itself gives up after 5 levels of alternates. */
 const MAX_ALTERNATE_DEPTH = 5;
-/** Entries of git directories inspected at most, so a huge tree cannot hold setup forever. */
-const MAX_ENTRIES_INSPECTED = 500_000;
+/** Entries of git directories inspected at most. */
+export const MAX_ENTRIES_INSPECTED = 200_000;
+/** How long one inspection may take, however the file system answers. */
+export const INSPECTION_TIME_MS = 10_000;
+/** Entries judged between two turns of the event loop. */
+const ENTRIES_PER_SLICE = 256;
 
 export class LocalRepositoryRefused extends Error {
   constructor(message: string) {
@@ -25,31 +37,46 @@ const refuse = (message: string): never => {
   throw new LocalRepositoryRefused(message);
 };
 
+/** What the inspection found: the repository's canonical path and every git directory it judged. */
+export interface InspectedRepository {
+  path: string;
+  /** canonical; git must find its git directory among these */
+  gitDirectories: ReadonlySet<string>;
+}
+
+/** How much of the inspection is left. */
+interface Budget {
+  entries: number;
+  deadline: number;
+}
+
 /**
  * The canonical path of the local repository `requested` (relative to the first root), after
- * checking it and everything its git directory leads to; throws LocalRepositoryRefused otherwise.
+ * checking it and everything its git directory leads to; rejects with LocalRepositoryRefused otherwise.
  */
-export function inspectLocalRepository(requested: string, roots: readonly string[]): string {
+export async function inspectLocalRepository(requested: string, roots: readonly string[]): Promise<InspectedRepository> {
   const located = canonicalizeInside(roots, requested, roots[0]);
   if (located.location === 'outside') refuse('the local repository is outside every allowed workspace root');
   if (!located.exists) refuse('the local repository does not exist');
   const inside = (candidate: string) => canonicalizeInside(roots, candidate, roots[0]);
   const pending = gitDirectoriesOf(located.resolved);
   const inspected = new Set<string>();
-  const budget = { entries: 0 };
+  const gitDirectories = new Set<string>();
+  const budget: Budget = { entries: 0, deadline: Date.now() + INSPECTION_TIME_MS };
   while (pending.length > 0) {
     const { directory, objects, depth } = pending.shift()!;
     const canonical = inside(directory);
     if (canonical.location === 'outside') refuse('the local repository uses a git directory outside every allowed workspace root');
+    if (depth === 0) gitDirectories.add(canonical.resolved);
     if (inspected.has(canonical.resolved) || !isDirectory(canonical.resolved)) continue;
     inspected.add(canonical.resolved);
-    checkSymlinks(canonical.resolved, roots, inspected, budget);
+    await checkSymlinks(canonical.resolved, roots, inspected, budget);
     for (const alternate of alternatesOf(objects)) {
       if (depth >= MAX_ALTERNATE_DEPTH) refuse('the local repository nests object alternates too deeply');
       pending.push({ directory: alternate, objects: alternate, depth: depth + 1 });
     }
   }
-  return located.resolved;
+  return { path: located.resolved, gitDirectories };
 }
 
 /** A directory to inspect, with the objects directory whose alternates it may list. */
@@ -88,19 +115,23 @@ function alternatesOf(objects: string): string[] {
 }
 
 /** Every symlink below `directory` must lead inside the roots; directories it leads to are inspected too. */
-function checkSymlinks(directory: string, roots: readonly string[], inspected: Set<string>, budget: { entries: number }): void {
-  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+async function checkSymlinks(directory: string, roots: readonly string[], inspected: Set<string>, budget: Budget): Promise<void> {
+  for (const entry of await readdir(directory, { withFileTypes: true })) {
     if (++budget.entries > MAX_ENTRIES_INSPECTED) refuse('the local repository is too large to inspect');
+    if (budget.entries % ENTRIES_PER_SLICE === 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (Date.now() > budget.deadline) refuse('the local repository took too long to inspect');
+    }
     const full = path.join(directory, entry.name);
     if (entry.isSymbolicLink()) {
       const target = canonicalizeInside(roots, full, directory);
       if (target.location === 'outside') refuse(`the local repository links ${path.basename(full)} outside every allowed workspace root`);
       if (target.exists && isDirectory(target.resolved) && !inspected.has(target.resolved)) {
         inspected.add(target.resolved);
-        checkSymlinks(target.resolved, roots, inspected, budget);
+        await checkSymlinks(target.resolved, roots, inspected, budget);
       }
     } else if (entry.isDirectory()) {
-      checkSymlinks(full, roots, inspected, budget);
+      await checkSymlinks(full, roots, inspected, budget);
     }
   }
 }

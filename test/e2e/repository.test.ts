@@ -120,7 +120,7 @@ function suite(backend: BackendKind, full: boolean) {
       const [running, finished] = [setup[1].data.data, setup[2].data.data];
       assert.deepEqual(Object.keys(running).sort(), ['command', 'operationId', 'status']);
       assert.equal(running.status, 'running');
-      assert.match(running.command, /^git clone -- file:\/\/.*\/sources\/project /);
+      assert.match(running.command, /^git clone -- file:\/\/.*\/sources\/project\/\.git /, 'the git directory found in exactly the directory named');
       assert.deepEqual(finished, { ...running, status: 'completed' });
       assert.ok(setup.every((event) => event.data.turnId === null));
     });
@@ -171,9 +171,10 @@ function suite(backend: BackendKind, full: boolean) {
         }
       });
 
-      it('fails the setup of an unreachable server without prompting', async () => {
+      it('fails the setup of a server the sandbox may not reach, before git runs', async () => {
         const session = (await create({ repository: { url: 'http://127.0.0.1:9/nothing.git' } })).json;
-        assert.match((await failed(session.id)).data.data.message, /^git clone exited with code 128: .*(Failed to connect|Connection refused)/);
+        assert.match((await failed(session.id)).data.data.message, /127\.0\.0\.1 is a loopback, private, link-local or otherwise refused address/);
+        assert.ok(!setupEvents(events.events, session.id).some((event) => event.type === 'session.setup.step'), 'no git command ran');
       });
 
       it('cancels a turn that waits for the setup', async () => {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeTurnFiles } from '../../src/workspace/attachments.ts';
+import { hostWorkspaceCommands } from '../support/workspace-commands.ts';
 
 function workspace(t: { after(fn: () => void): void }) {
   const top = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-attachments-')));
@@ -12,14 +13,14 @@ function workspace(t: { after(fn: () => void): void }) {
   const outside = path.join(top, 'outside');
   mkdirSync(cwd, { recursive: true });
   mkdirSync(outside);
-  return { cwd, outside };
+  return { cwd, outside, commands: hostWorkspaceCommands([path.join(top, 'root')]) };
 }
 
 const files = [{ name: 'notes.txt', mimeType: 'text/plain', bytes: Buffer.from('attached') }];
 
 test('files are written under <cwd>/.agentd/attachments/<turn> and removed by cleanup', async (t) => {
-  const { cwd } = workspace(t);
-  const written = await writeTurnFiles(cwd, 'turn-1', files);
+  const { cwd, commands } = workspace(t);
+  const written = await writeTurnFiles(cwd, 'turn-1', files, commands);
   assert.deepEqual(written.paths, [path.join(cwd, '.agentd', 'attachments', 'turn-1', 'notes.txt')]);
   assert.equal(readFileSync(written.paths[0], 'utf8'), 'attached');
   await written.cleanup();
@@ -28,10 +29,10 @@ test('files are written under <cwd>/.agentd/attachments/<turn> and removed by cl
 
 for (const planted of ['.agentd', '.agentd/attachments', '.agentd/attachments/turn-1']) {
   test(`a symlink planted at ${planted} out of the roots is refused and nothing is written there`, async (t) => {
-    const { cwd, outside } = workspace(t);
+    const { cwd, outside, commands } = workspace(t);
     mkdirSync(path.dirname(path.join(cwd, planted)), { recursive: true });
     symlinkSync(outside, path.join(cwd, planted));
-    await assert.rejects(writeTurnFiles(cwd, 'turn-1', files), /symbolic link/);
+    await assert.rejects(writeTurnFiles(cwd, 'turn-1', files, commands), /symbolic link/);
     assert.deepEqual(readdirSync(outside), []);
   });
 }

@@ -4,7 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { makeRepository } from '../support/git.ts';
-import { checkoutDirectory, resolveRepositorySource, runCheckout } from '../../src/workspace/checkout.ts';
+import { checkoutDirectory, runCheckout } from '../../src/workspace/checkout.ts';
+import { resolveRepositorySource } from '../../src/workspace/repository-source.ts';
+import { hostWorkspaceCommands } from '../support/workspace-commands.ts';
 
 const repository = (directory: string, file: string) => makeRepository(directory, { [file]: 'x\n' });
 
@@ -18,16 +20,16 @@ function setup(t: { after(fn: () => void): void }) {
   return { root, foreign };
 }
 
-const options = { signal: new AbortController().signal, onStep: () => () => {} };
+const options = (root: string) => ({ commands: hostWorkspaceCommands([root]), signal: new AbortController().signal, onStep: () => () => {} });
 
 test('a repository changed to reach outside after the session was created is refused at checkout time', async (t) => {
   const { root, foreign } = setup(t);
-  const source = resolveRepositorySource({ url: path.join(root, 'project') }, [root]);
+  const source = await resolveRepositorySource({ url: path.join(root, 'project') }, [root]);
   const objects = path.join(root, 'project', '.git', 'objects');
   rmSync(objects, { recursive: true });
   symlinkSync(path.join(foreign, '.git', 'objects'), objects);
   const directory = checkoutDirectory([root], 'session-1');
-  await assert.rejects(runCheckout(source, directory, options), /outside every allowed workspace root/);
+  await assert.rejects(runCheckout(source, directory, options(root)), /outside every allowed workspace root/);
   assert.equal(existsSync(directory), false);
   assert.equal(existsSync(`${directory}.partial`), false);
 });
@@ -51,7 +53,7 @@ test('a local checkout runs no hook, whatever the environment configures', async
     Object.assign(process.env, saved);
   });
   const directory = checkoutDirectory([root], 'session-2');
-  await runCheckout(resolveRepositorySource({ url: path.join(root, 'project') }, [root]), directory, options);
+  await runCheckout(await resolveRepositorySource({ url: path.join(root, 'project') }, [root]), directory, options(root));
   assert.ok(existsSync(path.join(directory, 'own.txt')));
   assert.equal(existsSync(marker), false, 'the post-checkout hook did not run');
 });

@@ -1,7 +1,8 @@
 import { ApiError } from '../../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
 import { canonicalizeInside, isDirectory } from '../../workspace/paths.ts';
-import { checkoutDirectory, resolveRepositorySource } from '../../workspace/checkout.ts';
+import { checkoutDirectory } from '../../workspace/checkout.ts';
+import { resolveRepositorySource } from '../../workspace/repository-source.ts';
 import { findModel } from '../../config/catalog.ts';
 import type { Effort } from '../../agent/providers/types.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
@@ -40,7 +41,7 @@ export class SessionService {
     const effort = resolveEffort(model, body.effort);
     const id = uuidv7();
     const roots = this.boundary.workspaceRoots;
-    const repository = body.repository ? resolveRepositorySource(body.repository, roots) : null;
+    const repository = body.repository ? await resolveRepositorySource(body.repository, roots, this.boundary.tools.sandboxed) : null;
     const cwd = repository ? checkoutDirectory(roots, id) : this.resolveCwd(body.cwd);
     const now = nowIso();
     const session: SessionRecord = {

@@ -11,7 +11,9 @@
 import type { Logger } from 'pino';
 import { uuidv7 } from '../../domain/ids.ts';
 import type { SessionRecord } from '../../domain/session.ts';
-import { checkoutIsComplete, removeCheckout, runCheckout, type RepositorySource } from '../../workspace/checkout.ts';
+import { checkoutIsComplete, removeCheckout, runCheckout } from '../../workspace/checkout.ts';
+import type { RepositorySource } from '../../workspace/repository-source.ts';
+import type { WorkspaceCommands } from '../../workspace/workspace-commands.ts';
 import type { EventHub } from '../event-hub.ts';
 
 /** A turn cannot start because its session's repository setup failed. */
@@ -38,6 +40,8 @@ export class RepositorySetups {
   constructor(
     private readonly hub: Pick<EventHub, 'emit'>,
     private readonly logger: Logger,
+    /** where git and the removals run: where the boundary's tools run */
+    private readonly commands: WorkspaceCommands,
     private readonly timeoutMs?: number,
   ) {}
 
@@ -87,7 +91,7 @@ export class RepositorySetups {
       this.setups.delete(session.id);
     }
     if (keepDirectory) return;
-    await removeCheckout(session.cwd).catch((error: unknown) => {
+    await removeCheckout(session.cwd, this.commands).catch((error: unknown) => {
       this.logger.error({ err: error, sessionId: session.id }, 'could not remove the checkout of a deleted session');
     });
   }
@@ -104,6 +108,7 @@ export class RepositorySetups {
     this.hub.emit('session.setup.started', session.id, null, { repository: url, branch: repository.ref ?? 'HEAD' });
     try {
       const { branch } = await runCheckout(repository, session.cwd, {
+        commands: this.commands,
         signal: setup.abort.signal,
         timeoutMs: this.timeoutMs,
         onStep: ({ command }) => {

@@ -12,6 +12,7 @@ import { storeTerminalTurn } from '../../store/eventual-turn-write.ts';
 import { readTurnText, updateTurn } from '../../store/turns.ts';
 import { type TurnRecord, type TurnText } from '../../domain/turn.ts';
 import { userMessageItem, writeTurnFiles } from '../../workspace/attachments.ts';
+import type { WorkspaceCommands } from '../../workspace/workspace-commands.ts';
 import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
 import type { ModelContextCache } from '../context/model-context-cache.ts';
 import type { Boundary } from '../boundary.ts';
@@ -42,6 +43,8 @@ export interface TurnRunnerDeps {
   scheduler: Scheduler;
   requests: RequestBroker;
   setups: RepositorySetups;
+  /** where attachment clean-up runs: where the boundary's tools run */
+  commands: WorkspaceCommands;
   adapterFor(model: CatalogModel): Promise<ProviderAdapter>;
   toolsFor: TurnToolsFactory;
   logger: Logger;
@@ -169,7 +172,7 @@ export class TurnRunner {
     const startedMs = performance.now();
     const model = findModel(boundary.catalog, session.model);
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
-    const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files);
+    const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files, this.deps.commands);
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));

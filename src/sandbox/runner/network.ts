@@ -11,19 +11,10 @@ import { once } from 'node:events';
 import type { HostIdentity } from './guest-identity.ts';
 import type { Tools } from './tools.ts';
 import { Unavailable } from './unavailable.ts';
+import { REFUSED_V4, REFUSED_V6 } from '../../workspace/refused-destinations.ts';
 
 /** slirp4netns's built-in DNS forwarder, the one private address the sandbox may reach (port 53 only). */
 const SLIRP_DNS = '10.0.2.3';
-
-const REFUSED_V4 = [
-  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
-  '192.0.0.0/24', '192.0.2.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
-  '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
-];
-// ::/127 is the unspecified and loopback addresses; ::ffff:0:0/96 and the NAT64 prefixes would
-// otherwise reach refused IPv4 destinations in IPv6 clothing; fd00:ec2::254 (a metadata service)
-// lies in fc00::/7.
-const REFUSED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001:db8::/32', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
 
 export const NFT_TABLE = 'agentd_sandbox';
 
