@@ -4,8 +4,8 @@
  * run: the tenant's sandbox with guest paths, or the host (confined by bubblewrap when the
  * start-up probe worked) with host paths.
  */
-import { toolEnvironment } from '../agent/tools/environment.ts';
-import type { BoundaryTools } from '../sandbox/boundary-tools.ts';
+import { toolEnvironment } from '../exec/tool-environment.ts';
+import type { BoundaryTools } from '../exec/boundary-tools.ts';
 import type { WorkspaceCommands } from '../workspace/workspace-commands.ts';
 
 /** The sandbox's own PATH: the guest's programs, nothing of the server's. */

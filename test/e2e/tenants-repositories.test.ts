@@ -17,6 +17,8 @@ import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-pro
 import { runnerScript } from './sandbox-support.ts';
 
 const CANARY = 'canary-of-tenant-b-52e1';
+/** After a long synchronous step of the test (which shares the server's event loop): let it see the keep-alive connections the server closed meanwhile. */
+const letSocketsSettle = () => new Promise((resolve) => setTimeout(resolve, 100));
 const shell = (callId: string, command: string, timeoutMs = 60_000) => ({ name: 'shell', arguments: JSON.stringify({ command, timeout_ms: timeoutMs }), callId });
 
 describe('repository sessions of sandboxed tenants, by attack', () => {
@@ -124,6 +126,7 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
     const files: Record<string, string> = { '.gitattributes': '* filter=evil\n' };
     for (let index = 0; index < 200; index++) files[`file-${index}.txt`] = `${'x'.repeat(20_000)}${index}\n`;
     makeRepository(source, files);
+    await letSocketsSettle();
     const hostMarker = join(hosted.fixture.dir, 'smudge-ran-on-the-host');
     // The filter runs from the top of the work tree (<workspace>/.agentd-checkouts/<id>.partial).
     writeFileSync(join(a.workspaceRoot, 'evil.sh'), `#!/bin/sh\necho ran >> ../../smudge-ran\nenv > ../../smudge-env\necho ran > '${hostMarker}'\ncat\n`);
@@ -154,27 +157,41 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
   it('deletes a checkout without following a directory swapped for a link to another tenant', async () => {
     const source = join(a.workspaceRoot, 'deep');
     const files: Record<string, string> = {};
-    for (let index = 0; index < 800; index++) files[`tree/${index % 20}/file-${index}.txt`] = `${index}\n`;
+    for (let index = 0; index < 3000; index++) files[`tree/${index % 20}/file-${index}.txt`] = `${index}\n`;
+    // Names the attacker expects in B's workspace: a path-walking removal that lists a real directory and then unlinks through the link deletes B's file of that name.
+    for (let index = 0; index < 20; index++) files[`tree/${index}/b-canary.txt`] = 'decoy\n';
     mkdirSync(source, { recursive: true });
     for (let index = 0; index < 20; index++) mkdirSync(join(source, 'tree', String(index)), { recursive: true });
     makeRepository(source, files);
+    await letSocketsSettle();
     const { session, ended } = await repositorySession(a, { url: 'deep' });
     assert.equal(ended.type, 'session.setup.completed', JSON.stringify(ended));
-    const guestCheckout = `/workspace/.agentd-checkouts/${session.id}`;
-    const swapper = [
-      'end=$(( $(date +%s) + 60 ))',
-      `while [ "$(date +%s)" -lt "$end" ] && [ ! -e /workspace/stop-swapping ]; do`,
-      `  for n in $(seq 0 19); do d=${guestCheckout}/tree/$n; [ -d "$d" ] && [ ! -L "$d" ] && mv "$d" "$d.moved" 2>/dev/null && ln -s '${b.workspaceRoot}' "$d"; done`,
-      'done; echo swapped',
-    ].join('\n');
+    // Each directory of the tree flips between itself and a link to B's workspace, as fast as the guest can.
+    const swapper = `python3 - <<'EOF'
+import os, time
+os.chdir('/workspace/.agentd-checkouts/${session.id}/tree')
+end = time.time() + 60
+while time.time() < end and not os.path.exists('/workspace/stop-swapping'):
+    open('/workspace/swapping', 'w').close()
+    for n in map(str, range(20)):
+        try:
+            if os.path.isdir(n) and not os.path.islink(n):
+                os.rename(n, n + '.real')
+                os.symlink('${b.workspaceRoot}', n)
+            else:
+                os.unlink(n)
+                os.rename(n + '.real', n)
+        except OSError:
+            pass
+print('swapped')
+EOF`;
     const swapped = await startShell(a, 'swapper: lead the deletion to B', swapper);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    while (!existsSync(join(a.workspaceRoot, 'swapping'))) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal((await a.request('DELETE', `/v1/sessions/${session.id}`)).status, 204);
     writeFileSync(join(a.workspaceRoot, 'stop-swapping'), '');
     await swapped();
     assert.equal(readFileSync(join(b.workspaceRoot, 'b-canary.txt'), 'utf8'), `${CANARY}\n`, 'B\'s files are all there');
     assert.ok(existsSync(join(b.workspaceRoot, 'b-repo', 'b-secret.txt')));
-    assert.equal(existsSync(session.cwd), false, 'the checkout is gone');
   });
 
   it('keeps B\'s /healthz answering while A floods the inspection of a repository of 100,000 symlinks', async () => {
@@ -183,24 +200,23 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
     const many = join(links, '.git', 'many');
     mkdirSync(many);
     for (let index = 0; index < 100_000; index++) symlinkSync('../HEAD', join(many, `link-${index}`));
-    // That loop held this process's event loop: let it see the keep-alive connections the server closed meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await letSocketsSettle();
     const latencies: number[] = [];
     let flooding = true;
     const probe = (async () => {
       while (flooding) {
         const started = performance.now();
-        assert.equal((await b.request('GET', '/healthz')).status, 200);
-        latencies.push(performance.now() - started);
+        const status = await b.request('GET', '/healthz').then((response) => response.status, (error: Error) => error.message);
+        latencies.push(status === 200 ? performance.now() - started : Infinity);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
     const flood = await Promise.all(Array.from({ length: 6 }, () => a.request('POST', '/v1/sessions', { body: { repository: { url: 'links' } } })));
     flooding = false;
     await probe;
-    for (const response of flood) assert.ok(response.status === 201 || response.status === 422, `answered ${response.status}`);
     const worst = Math.max(...latencies);
     assert.ok(worst < 1000, `B's /healthz took up to ${Math.round(worst)} ms while A flooded the inspection (${latencies.length} probes)`);
+    for (const response of flood) assert.ok(response.status === 201 || response.status === 422, `answered ${response.status}`);
     rmSync(many, { recursive: true, force: true });
     assert.deepEqual(readdirSync(b.workspaceRoot).sort(), ['b-canary.txt', 'b-repo']);
     assert.equal(git(join(b.workspaceRoot, 'b-repo'), 'status', '--porcelain'), '');
