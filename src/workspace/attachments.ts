@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ApiError } from '../domain/errors.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
 import { closeDirectory, makeDirectories, openEntry } from './no-follow.ts';
@@ -94,41 +94,48 @@ export function inputDigest(input: string, images: ImageInput[] = [], files: Fil
 }
 
 /**
- * Files live in <cwd>/.agentd/attachments/<turnId>/ while the turn runs, then are removed. Every
- * component below the cwd is created or opened without following symlinks, and the files are
- * created inside the open directory (O_NOFOLLOW): a `.agentd` planted as a symlink out of
- * the roots makes the turn fail instead of writing there. The turn's directory is removed where
- * the tenant's commands run (`commands`: its sandbox, or the host), never by a walk of the host's
- * over a tree the guest can change meanwhile.
+ * Files live in <cwd>/.agentd/attachments/<turnId>/ while the turn runs, then are removed. They
+ * are written and removed where the tenant's commands run (`commands`): in its sandbox, as the
+ * guest, whose files they then are; on the host (no sandbox) by writeFileBelow, so a `.agentd`
+ * planted as a symlink out of the roots makes the turn fail instead of writing there. Never a
+ * walk of the host's over a tree a guest can change meanwhile.
  */
 export async function writeTurnFiles(cwd: string, turnId: string, files: DecodedAttachments['files'], commands: WorkspaceCommands): Promise<{ paths: string[]; cleanup: () => Promise<void> }> {
   if (files.length === 0) return { paths: [], cleanup: async () => {} };
-  const attachments = makeDirectories(cwd, join(cwd, '.agentd', 'attachments'), 0o700);
-  const turnPath = join(attachments.path, turnId);
+  const turnPath = join(cwd, '.agentd', 'attachments', turnId);
   const removeTurnDirectory = () => removeTrees(commands, [turnPath]);
   const paths: string[] = [];
   try {
-    const turnDirectory = makeDirectories(attachments.path, turnPath, 0o700);
-    try {
-      for (const file of files) {
-        const fd = openEntry(turnDirectory, file.name, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-        try {
-          writeFileSync(fd, file.bytes);
-        } finally {
-          closeSync(fd);
-        }
-        paths.push(join(turnDirectory.path, file.name));
-      }
-    } finally {
-      closeDirectory(turnDirectory);
+    for (const file of files) {
+      const filePath = join(turnPath, file.name);
+      await commands.writeFile(cwd, filePath, file.bytes);
+      paths.push(filePath);
     }
   } catch (error) {
-    await removeTurnDirectory().catch(() => {});
+    // Only once a file was written is the directory known to be the turn's own.
+    if (paths.length > 0) await removeTurnDirectory().catch(() => {});
     throw error;
-  } finally {
-    closeDirectory(attachments);
   }
   return { paths, cleanup: removeTurnDirectory };
+}
+
+/**
+ * The host's way to write a file below `base` (a boundary without a sandbox): every component
+ * created or opened without following a symlink, the file created inside the open directory
+ * (O_NOFOLLOW), directories 0700 and the file 0600.
+ */
+export function writeFileBelow(base: string, filePath: string, content: Buffer): void {
+  const directory = makeDirectories(base, dirname(filePath), 0o700);
+  try {
+    const fd = openEntry(directory, basename(filePath), constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
+    try {
+      writeFileSync(fd, content);
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    closeDirectory(directory);
+  }
 }
 
 /** The user message as canonical input: the text, the image, and a note naming each attached file. */

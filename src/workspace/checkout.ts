@@ -31,12 +31,13 @@ const COMMIT_ID = /^[0-9a-f]{7,64}$/i;
 const STRICT_UPLOAD_PACK = 'git upload-pack --strict';
 
 /**
- * Where the session's checkout goes; creates the parent. A parent that is a symlink could lead the
- * checkout out of the root, so it is created or opened without following one.
+ * Where the session's checkout goes. On the host (`onHost`) the parent is created now, without
+ * following a symlink, which could lead the checkout out of the root; in a sandbox the checkout's
+ * first command creates it as the guest, whose directory it must be.
  */
-export function checkoutDirectory(workspaceRoots: readonly string[], sessionId: string): string {
+export function checkoutDirectory(workspaceRoots: readonly string[], sessionId: string, onHost = true): string {
   const parent = path.join(workspaceRoots[0], CHECKOUTS_DIRECTORY);
-  closeDirectory(makeDirectories(workspaceRoots[0], parent));
+  if (onHost) closeDirectory(makeDirectories(workspaceRoots[0], parent));
   return path.join(parent, sessionId);
 }
 
@@ -77,6 +78,7 @@ export async function runCheckout(repository: RepositorySource, directory: strin
   const partial = `${directory}.partial`;
   const [guestCheckouts, guestPartial, guestFinal] = [path.dirname(directory), partial, directory].map((hostPath) => commands.pathOf(hostPath));
   try {
+    await runCommand(['mkdir', '-p', '--', guestCheckouts], commands.workspace, deadline, options, 'creating the checkouts directory');
     await removeTrees(commands, [partial], options.signal);
     const { source, how } = await sourceOf(repository, options, deadline);
     const uploadPack = repository.local ? ['--upload-pack', STRICT_UPLOAD_PACK] : [];
@@ -130,8 +132,8 @@ async function sourceOf(repository: RepositorySource, options: CheckoutOptions, 
     const inspected = commands.sandboxed ? null : await inspectAgain(named, roots);
     const guestNamed = commands.pathOf(named);
     const how: GitSettings = { searchPath: commands.searchPath(), protocols: 'file' };
-    const located = await runGit({ ...how, ceiling: path.dirname(guestNamed), args: ['rev-parse', '--absolute-git-dir'] }, guestNamed, deadline, false, options).catch(() => {
-      throw new CheckoutFailed('the local path is not a git repository');
+    const located = await runGit({ ...how, ceiling: path.dirname(guestNamed), args: ['rev-parse', '--absolute-git-dir'] }, guestNamed, deadline, false, options).catch((error: Error) => {
+      throw new CheckoutFailed(`the local path is not a git repository (${error.message})`);
     });
     const gitDirectory = lastLine(located);
     // On the host the git directory must be one the inspection judged, or the repository changed meanwhile.

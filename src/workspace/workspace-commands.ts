@@ -34,6 +34,12 @@ export interface WorkspaceCommands {
   pathOf(hostPath: string): string;
   /** runs argv (no shell) with exactly the environment its argv sets up */
   run(argv: readonly string[], options: WorkspaceCommandOptions): Promise<WorkspaceCommandResult>;
+  /**
+   * Writes a file whole, creating the directories from `base` (an existing directory) down to it.
+   * On the host no component below `base` may be a symlink (no-follow.ts); in the sandbox the
+   * guest's own view decides, and the files belong to the guest.
+   */
+  writeFile(base: string, hostPath: string, content: Buffer): Promise<void>;
 }
 
 /** `rm -rf` where the tenant's commands run: GNU rm walks with openat and never follows a symlink it meets. */

@@ -6,7 +6,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ import { runnerScript } from './sandbox-support.ts';
 const CANARY = 'canary-of-tenant-b-52e1';
 /** After a long synchronous step of the test (which shares the server's event loop): let it see the keep-alive connections the server closed meanwhile. */
 const letSocketsSettle = () => new Promise((resolve) => setTimeout(resolve, 100));
+/** Files the test makes for a tenant become the guest's, as if the tenant had made them (a root runner's guest is the workspace's owner). */
+const asTheTenant = (tenant: TenantClient, path: string) => execFileSync('chown', ['-R', `${statSync(tenant.workspaceRoot).uid}:${statSync(tenant.workspaceRoot).gid}`, '--', path]);
 const shell = (callId: string, command: string, timeoutMs = 60_000) => ({ name: 'shell', arguments: JSON.stringify({ command, timeout_ms: timeoutMs }), callId });
 
 describe('repository sessions of sandboxed tenants, by attack', () => {
@@ -63,6 +66,7 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
 
   it('clones a repository of the tenant\'s own inside its sandbox, with guest paths (the positive control)', async () => {
     makeRepository(join(a.workspaceRoot, 'own'), { 'own.txt': 'mine\n' });
+    asTheTenant(a, join(a.workspaceRoot, 'own'));
     const { session, ended, steps } = await repositorySession(a, { url: 'own' });
     assert.equal(ended.type, 'session.setup.completed', JSON.stringify(ended));
     assert.equal(readFileSync(join(session.cwd, 'own.txt'), 'utf8'), 'mine\n');
@@ -131,6 +135,8 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
     // The filter runs from the top of the work tree (<workspace>/.agentd-checkouts/<id>.partial).
     writeFileSync(join(a.workspaceRoot, 'evil.sh'), `#!/bin/sh\necho ran >> ../../smudge-ran\nenv > ../../smudge-env\necho ran > '${hostMarker}'\ncat\n`);
     chmodSync(join(a.workspaceRoot, 'evil.sh'), 0o755);
+    asTheTenant(a, source);
+    asTheTenant(a, join(a.workspaceRoot, 'evil.sh'));
     const watcher = [
       'end=$(( $(date +%s) + 90 ))',
       'while [ "$(date +%s)" -lt "$end" ] && [ ! -e /workspace/stop-watching ]; do',
@@ -163,6 +169,7 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
     mkdirSync(source, { recursive: true });
     for (let index = 0; index < 20; index++) mkdirSync(join(source, 'tree', String(index)), { recursive: true });
     makeRepository(source, files);
+    asTheTenant(a, source);
     await letSocketsSettle();
     const { session, ended } = await repositorySession(a, { url: 'deep' });
     assert.equal(ended.type, 'session.setup.completed', JSON.stringify(ended));
@@ -192,6 +199,33 @@ EOF`;
     await swapped();
     assert.equal(readFileSync(join(b.workspaceRoot, 'b-canary.txt'), 'utf8'), `${CANARY}\n`, 'B\'s files are all there');
     assert.ok(existsSync(join(b.workspaceRoot, 'b-repo', 'b-secret.txt')));
+  });
+
+  it('writes a turn\'s attachments as the guest, where its tools read them, and removes them in the sandbox after the turn', async () => {
+    const large = Buffer.alloc(5 * 1024 * 1024 + 17, 7);
+    const files = [
+      { name: 'notes.txt', mimeType: 'text/plain', data: Buffer.from('attached words\n').toString('base64') },
+      { name: 'large.bin', mimeType: 'application/octet-stream', data: large.toString('base64') },
+    ];
+    fake.route('read the attachments', { kind: 'reply', toolCalls: [shell('call_read', 'cat .agentd/attachments/*/notes.txt; wc -c .agentd/attachments/*/large.bin; rm .agentd/attachments/*/notes.txt && echo removable')] }, { kind: 'reply', text: 'read' });
+    const session = (await a.request('POST', '/v1/sessions', { body: {} })).json;
+    const events = a.events(0);
+    await events.opened;
+    try {
+      const turn = await a.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: 'read the attachments', files } });
+      assert.equal(turn.status, 202, JSON.stringify(turn.json));
+      const ended = await waitForTenantTurn(a, turn.json.id, undefined, 120_000);
+      assert.equal(ended.status, 'completed', JSON.stringify(ended.error));
+      const output = events.events.find((event) => event.type === 'tool.finished' && event.data.turnId === turn.json.id)!.data.data.output;
+      assert.match(output, /attached words/);
+      assert.match(output, new RegExp(`^${large.length} `, 'm'), 'the large file arrived whole');
+      assert.match(output, /removable/, 'the guest owns what was written for it');
+      const model = JSON.stringify(fake.requests.at(-2)!.body);
+      assert.match(model, /\/workspace\/\.agentd\/attachments\/[0-9a-f-]+\/notes\.txt/, 'the model is told the guest path');
+      assert.deepEqual(readdirSync(join(a.workspaceRoot, '.agentd', 'attachments')), [], 'the turn\'s directory is gone');
+    } finally {
+      events.close();
+    }
   });
 
   it('keeps B\'s /healthz answering while A floods the inspection of a repository of 100,000 symlinks', async () => {

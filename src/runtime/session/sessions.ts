@@ -42,7 +42,7 @@ export class SessionService {
     const id = uuidv7();
     const roots = this.boundary.workspaceRoots;
     const repository = body.repository ? await resolveRepositorySource(body.repository, roots, this.boundary.tools.sandboxed) : null;
-    const cwd = repository ? checkoutDirectory(roots, id) : this.resolveCwd(body.cwd);
+    const cwd = repository ? checkoutDirectory(roots, id, !this.boundary.tools.sandboxed) : this.resolveCwd(body.cwd);
     const now = nowIso();
     const session: SessionRecord = {
       id,
