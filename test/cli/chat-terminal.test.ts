@@ -191,6 +191,16 @@ describe('agentd chat in a terminal (tmux)', () => {
     await chat.waitForScreen(/resumed beta project[\s\S]*› only beta question\nbeta project answer 1\n+›/);
     chat.send('/resume no-such-prefix', 'Enter');
     await chat.waitForScreen(/no session starts with no-such-prefix/);
+
+    chat.send('/resume', 'Enter');
+    await chat.waitForScreen(/resume \(↑↓ move/);
+    chat.send('Escape');
+    const left = await chat.waitForScreen(/no session starts with no-such-prefix\n› \/resume\n› *$/m);
+    assert.doesNotMatch(left, /resume \(↑↓ move/, 'Esc leaves the picker, the prompt comes back');
+
+    const started = newChat('resume-option');
+    await started.start(server.url, server.workspace, { args: ['--session', alpha.id.slice(0, 13)] });
+    await started.waitForScreen(/resumed alpha project[\s\S]*› go on\nContinuing alpha\.\n+›/);
   });
 
   it('with NO_COLOR: plain text, no escape sequence, no status line', async () => {
