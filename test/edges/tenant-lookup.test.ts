@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { tenantForToken } from '../../src/tenancy/token-lookup.ts';
+import { validateToken } from '../../src/config/token-file.ts';
 import type { Tenant, TenantRegistry } from '../../src/config/tenant-registry.ts';
 
 const TOKEN_A = 'tenant-a-token-0123456789abcdefghij';
@@ -64,4 +65,17 @@ test('a registry reloaded with other tokens forgets the old ones', () => {
   assert.equal(tenantForToken(reloaded, TOKEN_A), null);
   assert.equal(tenantForToken(reloaded, TOKEN_A2)?.id, 'a');
   assert.equal(tenantForToken(registry, TOKEN_A), a, 'the old registry is unchanged');
+});
+
+test('SPEC §8 tenant token length: at least 32 bytes, counted in bytes; no white space anywhere', () => {
+  for (const token of ['x'.repeat(32), 'é'.repeat(16), `${'€'.repeat(10)}xy`, '🦀'.repeat(8), 'x'.repeat(4096)]) {
+    assert.equal(validateToken(token, 'test'), token, `${Buffer.byteLength(token)} bytes`);
+  }
+  // 31 bytes, however many characters: a count in characters would take 'é' × 15 plus one letter as 16
+  for (const token of ['x'.repeat(31), `${'é'.repeat(15)}x`, `${'€'.repeat(10)}x`, `${'🦀'.repeat(7)}xyz`, '']) {
+    assert.throws(() => validateToken(token, 'test'), /at least 32 bytes/, `${Buffer.byteLength(token)} bytes`);
+  }
+  for (const space of [' ', '\t', '\n', '\r', '\u00a0', '\u2028', '\u3000', '\ufeff']) {
+    assert.throws(() => validateToken(`${'x'.repeat(16)}${space}${'x'.repeat(16)}`, 'test'), /white space/, JSON.stringify(space));
+  }
 });
