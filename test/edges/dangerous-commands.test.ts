@@ -77,3 +77,81 @@ test('power and every-process signals are refused; their neighbours run', () => 
     assertRuns(command);
   }
 });
+
+// Every entry of each table, written out here from TOOLS-AND-POLICY rather than imported, so that
+// an entry dropped from the module (or emptied) fails.
+test('every disk tool, power command, device writer and writing redirection of the table', () => {
+  for (const tool of ['mke2fs', 'mkswap', 'wipefs', 'fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk', 'blkdiscard', 'mkfs', 'mkfs.xfs', 'mkfs.vfat']) {
+    assertRefused(`${tool} /dev/sda`);
+  }
+  for (const command of ['shutdown', 'reboot', 'halt', 'poweroff']) assertRefused(command);
+  for (const target of ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue']) assertRefused(`systemctl ${target}`);
+  for (const writer of ['tee', 'cp', 'mv', 'install', 'ln', 'shred']) assertRefused(`${writer} a /dev/sda`);
+  for (const operator of ['>', '>>', '>|', '&>', '&>>', '<>']) assertRefused(`echo x ${operator} /dev/sda`);
+  assertRuns('cat < /dev/sda');
+  for (const device of ['/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/random', '/dev/urandom', '/dev/fd/1', '/dev/shm/x']) {
+    assertRuns(`echo x > ${device}`);
+    assertRuns(`tee ${device} < a`);
+  }
+  for (const device of ['/dev/sda', '/dev/nullx', '/dev/null/x', '/dev/zero0', '/dev/tty1', '/dev/mem', '/dev/fdx']) assertRefused(`echo x > ${device}`);
+});
+
+test('disk tools only list with -l or --list alone', () => {
+  for (const command of ['fdisk -l', 'fdisk --list', 'sfdisk -l', 'parted -l', 'fdisk -l --list']) assertRuns(command);
+  for (const command of ['fdisk', 'fdisk -l /dev/sda -w always', 'sfdisk -l -f', 'wipefs -l -a']) assertRefused(command);
+});
+
+test('each refusal says why, naming what it would destroy', () => {
+  const reasonOf = (command: string) => {
+    const decision = decisionOf(command);
+    assert.equal(decision.action, 'refuse', command);
+    return decision.action === 'refuse' ? decision.reason : '';
+  };
+  const expected: Array<[string, string]> = [
+    ['echo x > /dev/sda', 'it writes directly to the device /dev/sda'],
+    ['rm --no-preserve-root x', 'rm --no-preserve-root'],
+    ['rm -r /etc', 'it recursively deletes /etc'],
+    ['chmod -R 777 /etc', 'chmod -R on /etc'],
+    ['chown x /', 'chown on /'],
+    ['mv /etc /x', 'it moves a system or home directory away'],
+    ['mkfs.ext4 /dev/sda', 'mkfs.ext4 rewrites disks or filesystems'],
+    ['dd if=a of=/dev/sda', 'dd writes to the device /dev/sda'],
+    ['cp a /dev/sda', 'cp writes to the device /dev/sda'],
+    ['shred -u ~', 'shred on a system or home directory'],
+    ['reboot', 'reboot stops the machine'],
+    ['init 0', 'init changes the runlevel'],
+    ['systemctl halt', 'systemctl stops or restarts the machine'],
+    ['kill -9 -1', 'kill targets every process (or init)'],
+    ['find / -delete', 'find deletes or executes across a system or home directory'],
+  ];
+  for (const [command, why] of expected) assert.equal(reasonOf(command), `Refused: ${why}. Commands that can destroy the machine are never run.`, command);
+});
+
+test('catastrophic targets: top-level and home, never one level deeper', () => {
+  for (const target of ['/', '/*', '//', '/usr', '/usr/', '/usr/*', '/usr/*/*', '/./usr', '/tmp/..', '~', '~/', '~/*', '~alice', '$HOME', '${HOME}', '$HOME/', '${HOME}/*']) {
+    assertRefused(`rm -rf ${target}`);
+  }
+  for (const target of ['/usr/lib', '/usr/*/x', '~/x', '~alice/x', '$HOME/x', '${HOME}/x', 'usr', './usr', '.', '*']) assertRuns(`rm -rf ${target}`);
+});
+
+test('kill: signal forms before -1 or 1, and pids that only look alike', () => {
+  for (const command of ['kill -1', 'kill 1', 'kill -9 -1', 'kill -KILL -1', 'kill -s 9 -1', 'kill -n 9 1', 'kill -- -1', 'kill -9 -- -1', 'kill 5 1']) assertRefused(command);
+  for (const command of ['kill -9 11', 'kill -- -11', 'kill 10 -12', 'kill -l', 'kill -s HUP 2', 'kill -9', 'kill']) assertRuns(command);
+});
+
+test('chmod, chown and chgrp: / itself always, other catastrophic targets only recursively', () => {
+  for (const program of ['chmod', 'chown', 'chgrp']) {
+    assertRefused(`${program} x /`);
+    assertRefused(`${program} -R x /usr`);
+    assertRefused(`${program} --recursive x ~`);
+    assertRefused(`${program} -vR x /etc`);
+    assertRuns(`${program} x /usr`);
+    assertRuns(`${program} -v x /etc`);
+    assertRuns(`${program} -R x /usr/local`);
+  }
+});
+
+test('fork bombs, renamed, are refused; a function that only calls itself is not', () => {
+  for (const command of [':(){ :|:& };:', 'bomb(){ bomb|bomb& }; bomb', 'f() { f | f & }; f', 'a.b(){ a.b|a.b & };a.b']) assertRefused(command);
+  for (const command of ['f() { echo hi; }; f', 'f() { f; }; f', 'g() { f | f & }; g']) assertRuns(command);
+});
