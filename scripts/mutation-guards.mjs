@@ -14,7 +14,7 @@ export const GUARDS = {
   },
   'text-codec': {
     modules: ['src/store/text-codec.ts'],
-    tests: ['test/store/text-codec.test.ts'],
+    tests: ['test/store/text-codec.test.ts', 'test/edges/text-codec.test.ts'],
   },
   attachments: {
     modules: ['src/workspace/attachments.ts:1-90'],
