@@ -62,7 +62,7 @@ export async function runTurns(modules: StoreModules, db: DatabaseModule.Db, cou
     const input = `turn ${index}`;
     const turn: TurnRecord = {
       id: ids.uuidv7(), boundaryId: BOUNDARY, sessionId: session!.id, clientRequestId: ids.uuidv7(), inputDigest: 'digest', status: 'queued',
-      createdAt: ids.nowIso(), startedAt: null, finishedAt: null, error: null, ...turns.boundTurnText({ input, userText: input }), output: null,
+      createdAt: ids.nowIso(), startedAt: null, finishedAt: null, error: null, ...turns.boundTurnText({ input, userText: input }), output: null, attempt: 1,
     };
     await turns.insertTurn(db, turn, { input, userText: input });
     const entry = historyEntry.buildHistoryEntry(

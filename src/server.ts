@@ -10,6 +10,7 @@ import { loadContract } from './api/contract.ts';
 import { buildApp } from './http/app.ts';
 import { createHandlers, type HandlerContext } from './http/handlers.ts';
 import type { BoundaryRuntime } from './runtime/boundary-runtime.ts';
+import { clusterMembership } from './runtime/turn/turn-leases.ts';
 import { openBoundaryRuntime, turnToolsFactory } from './runtime/open-boundary.ts';
 import { Scheduler } from './runtime/turn/scheduler.ts';
 import { AdapterCache } from './runtime/adapters.ts';
@@ -132,7 +133,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       const hostRunner = confinement.confined ? confinement.runner : createProcessGroupRunner();
       runtime = await openBoundaryRuntime(
         {
-          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
+          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
           tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner, serverFiles },
         },
         { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry }), telemetry },

@@ -44,6 +44,7 @@ export function toTurnDto(record: TurnRecord): TurnDto {
     input: record.input,
     userText: record.userText,
     inputTruncated: record.inputTruncated,
+    attempt: record.attempt,
   };
 }
 

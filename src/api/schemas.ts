@@ -118,6 +118,7 @@ export const Turn = Type.Object(
     input: Type.String({ description: 'the submitted text, bounded like event text (16,383 characters, then …)' }),
     userText: Type.String({ description: 'the user message as written into history, bounded alike' }),
     inputTruncated: Type.Boolean({ description: 'true when input or userText was cut; the durable record keeps the whole text' }),
+    attempt: Type.Integer({ minimum: 1, description: '1 for the first owner, +1 each time another instance of a cluster took the turn over (docs/CLUSTER.md)' }),
   },
   { title: 'Turn' },
 );

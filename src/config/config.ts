@@ -47,6 +47,8 @@ export interface Config {
   cluster: boolean;
   /** --instance-id, else host name, pid and a random suffix */
   instanceId: string;
+  /** --turn-lease-seconds (used with --cluster) */
+  turnLeaseSeconds: number;
   modelsFile: string | null;
   /** True when --models-file was not given and the state-dir default is used (absent is fine). */
   modelsFileIsDefault: boolean;
@@ -194,6 +196,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     databaseUrl,
     cluster,
     instanceId,
+    turnLeaseSeconds: integerFlag(flags, 'turn-lease-seconds'),
     modelsFile,
     modelsFileIsDefault: explicitModelsFile === null,
     logLevel,

@@ -26,6 +26,8 @@ export interface TurnRecord {
   /** whether `input` or `userText` was cut to the bound */
   inputTruncated: boolean;
   output: TurnOutputRecord | null;
+  /** 1 for the first owner, +1 per takeover: the fencing number each write of the turn is conditional on */
+  attempt: number;
 }
 
 /** The whole text of a turn, as submitted: only the row and the running turn hold it. */

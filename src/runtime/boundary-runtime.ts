@@ -6,6 +6,7 @@ import { RequestBroker } from './turn/requests.ts';
 import { ActiveTurns } from './turn/active-turns.ts';
 import { TurnService } from './turn/turns.ts';
 import { TurnRunner } from './turn/turn-runner.ts';
+import { TurnLeases } from './turn/turn-leases.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';
 import { ModelContextCache } from './context/model-context-cache.ts';
 import type { Scheduler } from './turn/scheduler.ts';
@@ -35,6 +36,8 @@ export class BoundaryRuntime {
   readonly activeTurns: ActiveTurns;
   readonly requests: RequestBroker;
   readonly setups: RepositorySetups;
+  /** --cluster: the leases on this instance's turns */
+  private readonly leases: TurnLeases | null;
 
   private constructor(
     readonly boundary: Boundary,
@@ -50,8 +53,9 @@ export class BoundaryRuntime {
     this.requests = new RequestBroker(hub, telemetry?.metrics);
     const contexts = new ModelContextCache(boundary.db);
     this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
-    const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry });
-    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner);
+    this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
+    const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases });
+    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases);
   }
 
   /**
@@ -75,6 +79,7 @@ export class BoundaryRuntime {
   /** Cancels every active turn and waits for them to be stored, then stops the boundary's sandbox runner. */
   async close(): Promise<void> {
     await this.turns.cancelAll();
+    this.leases?.stop();
     await this.setups.stopAll();
     await this.boundary.tools.close();
     await this.hub.flush();

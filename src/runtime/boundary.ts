@@ -2,6 +2,7 @@ import type { Db } from '../store/database.ts';
 import type { Catalog } from '../config/models-file.ts';
 import type { Limits } from '../config/config.ts';
 import type { BoundaryTools } from '../exec/boundary-tools.ts';
+import type { ClusterMembership } from './turn/turn-leases.ts';
 
 /**
  * An access boundary: everything a request is admitted into. In single-user mode there is exactly
@@ -15,6 +16,8 @@ export interface Boundary {
    * running or waiting was left by a dead process. False for an instance joining a live cluster.
    */
   aloneOnDatabase: boolean;
+  /** --cluster: this instance holds its turns under leases (turn/turn-leases.ts); null without */
+  cluster: ClusterMembership | null;
   /** canonical workspace roots; the first is the default cwd */
   workspaceRoots: string[];
   catalog: Catalog;

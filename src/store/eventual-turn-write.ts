@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from './database.ts';
-import { updateTurn } from './turns.ts';
+import { StaleTurnWrite, updateTurn } from './turns.ts';
 import { type TurnRecord } from '../domain/turn.ts';
 
 /** Pauses between attempts while the database stays away: quick at first, then every 10 s. */
@@ -11,10 +11,11 @@ const RETRY_DELAYS_MS = [500, 1_000, 2_000, 5_000, 10_000];
  * until it does: a turn that ended during an outage is durably terminal once the database returns,
  * without a restart (issue 17 §3). Resolves after the first attempt. The timers do not hold the
  * process open; if it stops first, start-up marks the row `interrupted` as for any crash.
+ * Throws StaleTurnWrite when the turn was taken over; a retry that finds so gives up.
  */
 export async function storeTerminalTurn(db: Db, record: TurnRecord, logger: Logger): Promise<void> {
   const snapshot = { ...record };
-  if (await attempt(db, snapshot)) return;
+  if (await attempt(db, snapshot, true)) return;
   let retry = 0;
   const again = () => {
     const timer = setTimeout(async () => {
@@ -30,11 +31,14 @@ export async function storeTerminalTurn(db: Db, record: TurnRecord, logger: Logg
   again();
 }
 
-async function attempt(db: Db, record: TurnRecord): Promise<boolean> {
+/** true once stored (or once it is known it never will be: the turn was taken over) */
+async function attempt(db: Db, record: TurnRecord, first = false): Promise<boolean> {
   try {
     await updateTurn(db, record);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (!(error instanceof StaleTurnWrite)) return false;
+    if (first) throw error;
+    return true;
   }
 }

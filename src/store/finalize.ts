@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from './database.ts';
 import type { NewHistoryEntry } from '../domain/history-entry.ts';
-import { updateTurn } from './turns.ts';
+import { StaleTurnWrite, updateTurn } from './turns.ts';
 import { type TurnRecord } from '../domain/turn.ts';
 import { appendTurnEnd, type SessionChanges } from './history.ts';
 import { writingSessionRow } from './sessions.ts';
@@ -28,7 +28,8 @@ export async function finalizeTurn(db: Db, turn: TurnRecord, history: NewHistory
       // after a failure the expected index may be what failed (another entry took it): read it
       return await writeFinalState(db, turn, history, session, attempt === 0 ? options.index : undefined);
     } catch (error) {
-      if (attempt >= retryDelaysMs.length) throw error;
+      // a turn taken over stays so: asking again would only be refused again
+      if (attempt >= retryDelaysMs.length || error instanceof StaleTurnWrite) throw error;
       await sleep(retryDelaysMs[attempt]);
     }
   }
@@ -39,9 +40,9 @@ async function writeFinalState(db: Db, turn: TurnRecord, history: NewHistoryEntr
   // the row it leaves is kept for the next turn's submission (session-row-cache.ts)
   const write = () =>
     db.transaction().execute(async (trx) => {
-      const appended = await appendTurnEnd(trx, history, session, index);
+      // the fenced write first: a former owner's transaction ends before it writes anything
       await updateTurn(trx, turn);
-      return appended;
+      return appendTurnEnd(trx, history, session, index);
     });
   const { index: stored } = await writingSessionRow(db, session.sessionId, write, (appended) => appended.sessionRow);
   return stored;

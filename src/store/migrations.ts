@@ -90,6 +90,17 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('history_turns_context_starts').on('history_turns').columns(['session_id', 'effect', 'idx']).execute();
     },
   },
+  /*
+   * Fenced turn ownership (CONTRACT.md §18): `attempt` is the turn's fencing number; the lease
+   * columns are written only by instances of a cluster (docs/CLUSTER.md).
+   */
+  '0003_turn_leases': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('turns').addColumn('attempt', 'integer', (column) => column.notNull().defaultTo(1)).execute();
+      await db.schema.alterTable('turns').addColumn('lease_owner', 'text').execute();
+      await db.schema.alterTable('turns').addColumn('lease_expires_at', 'bigint').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -41,6 +41,11 @@ export interface TurnsTable {
   user_text: string;
   /** JSON TurnOutput, null until the turn ends */
   output: string | null;
+  /** 1 for the first owner, +1 per takeover: the fencing number every write of the turn names */
+  attempt: number;
+  /** --cluster: the instance holding the turn's lease, and when the lease ends (the database's clock, epoch ms) */
+  lease_owner: string | null;
+  lease_expires_at: number | null;
 }
 
 export interface HistoryTurnsTable {

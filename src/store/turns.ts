@@ -21,10 +21,22 @@ export async function insertTurn(db: Db, turn: TurnRecord, text: TurnText): Prom
 
 const TURN_COLUMNS = {
   id: true, boundary_id: true, session_id: true, client_request_id: true, input_digest: true, status: true,
-  created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true,
+  created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true, attempt: true,
 } as const;
 
-const insertTurnRow = preparedQuery((db, param: Param<TurnsTable>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));
+type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at'>;
+
+const insertTurnRow = preparedQuery((db, param: Param<InsertedRow>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));
+
+/**
+ * A write of a turn under a fencing number that is no longer the turn's: another instance took the
+ * turn over (docs/CLUSTER.md). Nothing of the write was stored; its writer must stand down.
+ */
+export class StaleTurnWrite extends Error {
+  constructor(readonly turnId: string, readonly attempt: number) {
+    super(`turn ${turnId} is no longer at attempt ${attempt}: another instance took it over`);
+  }
+}
 
 export async function findTurn(db: Db, boundaryId: string, id: string): Promise<TurnRecord | null> {
   const row = await selectTurns(db).where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
@@ -69,15 +81,17 @@ function textHead(column: 'input' | 'user_text') {
 function selectTurns(db: Db) {
   return db
     .selectFrom('turns')
-    .select(['id', 'boundary_id', 'session_id', 'client_request_id', 'input_digest', 'status', 'created_at', 'started_at', 'finished_at', 'error', 'output'])
+    .select(['id', 'boundary_id', 'session_id', 'client_request_id', 'input_digest', 'status', 'created_at', 'started_at', 'finished_at', 'error', 'output', 'attempt'])
     .select([textHead('input').as('input'), textHead('user_text').as('user_text')]);
 }
 
+/** Writes the turn's state, only while its attempt is still the turn's (else StaleTurnWrite). */
 export async function updateTurn(db: Db, turn: TurnRecord): Promise<void> {
-  await updateTurnRow(db, toRow(turn));
+  const result = await updateTurnRow(db, toRow(turn));
+  if (result.numAffectedRows === 0n) throw new StaleTurnWrite(turn.id, turn.attempt);
 }
 
-const updateTurnRow = preparedQuery((db, param: Param<Omit<TurnsTable, 'input' | 'user_text'>>) =>
+const updateTurnRow = preparedQuery((db, param: Param<Omit<InsertedRow, 'input' | 'user_text'>>) =>
   db
     .updateTable('turns')
     .set({
@@ -87,7 +101,8 @@ const updateTurnRow = preparedQuery((db, param: Param<Omit<TurnsTable, 'input' |
       error: param((row) => row.error),
       output: param((row) => row.output),
     })
-    .where('id', '=', param((row) => row.id)),
+    .where('id', '=', param((row) => row.id))
+    .where('attempt', '=', param((row) => row.attempt)),
 );
 
 /** Turns a dead process left queued, running or waiting become failed with error `interrupted`. */
@@ -101,7 +116,7 @@ export async function failInterruptedTurns(db: Db, finishedAt: string): Promise<
 }
 
 /** Every column but the text ones, which only insertTurn writes. */
-function toRow(turn: TurnRecord): Omit<TurnsTable, 'input' | 'user_text'> {
+function toRow(turn: TurnRecord): Omit<InsertedRow, 'input' | 'user_text'> {
   return {
     id: turn.id,
     boundary_id: turn.boundaryId,
@@ -114,11 +129,12 @@ function toRow(turn: TurnRecord): Omit<TurnsTable, 'input' | 'user_text'> {
     finished_at: turn.finishedAt,
     error: encodeNullableStoredText(turn.error),
     output: turn.output ? JSON.stringify(turn.output) : null,
+    attempt: turn.attempt,
   };
 }
 
 /** A row whose text columns hold heads (see selectTurns). */
-function fromRow(row: TurnsTable): TurnRecord {
+function fromRow(row: Omit<TurnsTable, 'lease_owner' | 'lease_expires_at'>): TurnRecord {
   const { input, userText, inputTruncated } = boundTurnText({ input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text) });
   return {
     id: row.id,
@@ -135,5 +151,6 @@ function fromRow(row: TurnsTable): TurnRecord {
     userText,
     inputTruncated,
     output: row.output ? (JSON.parse(row.output) as TurnOutputRecord) : null,
+    attempt: row.attempt,
   };
 }

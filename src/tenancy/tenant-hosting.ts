@@ -19,6 +19,7 @@ import { openBoundaryRuntime, turnToolsFactory } from '../runtime/open-boundary.
 import type { Scheduler } from '../runtime/turn/scheduler.ts';
 import { lazyToolRegistries } from '../runtime/tool-registries.ts';
 import { createProcessGroupRunner } from '../exec/process-group.ts';
+import { clusterMembership } from '../runtime/turn/turn-leases.ts';
 import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
 import { TenantRuntimes } from './tenant-runtimes.ts';
@@ -79,7 +80,8 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       const workspaceRoots = [tenant.workspaceRoot];
       const runtime = await openBoundaryRuntime(
         {
-          id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir,
+          id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots,
+          cluster: clusterMembership(config), catalog, limits: config.limits, yolo: config.yolo, stateDir,
           tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome, serverFiles },
         },
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },

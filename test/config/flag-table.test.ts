@@ -29,6 +29,7 @@ describe('the flag table', () => {
         'max-active-tenants': config.limits.maxActiveTenants, 'max-event-subscribers': config.limits.maxEventSubscribers,
         'max-event-subscribers-per-tenant': config.limits.maxEventSubscribersPerTenant, 'event-replay-limit': config.limits.eventReplayLimit,
         'maximum-request-bytes': config.limits.maximumRequestBytes, 'model-stall-timeout': config.limits.modelStallTimeoutMs / 1000,
+        'turn-lease-seconds': config.turnLeaseSeconds,
       };
       const help = formatServeHelp();
       for (const flag of SERVE_FLAGS.filter((row) => row.default !== undefined)) {

@@ -24,7 +24,7 @@ function entry(text: string, usage: { input: number; output: number; cached: num
 function queuedTurn(sessionId: string): TurnRecord {
   return {
     id: uuidv7(), boundaryId: BOUNDARY, sessionId, clientRequestId: uuidv7(), inputDigest: 'digest', status: 'running',
-    createdAt: nowIso(), startedAt: nowIso(), finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null,
+    createdAt: nowIso(), startedAt: nowIso(), finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null, attempt: 1,
   };
 }
 

@@ -36,7 +36,7 @@ function countCalls(prototype: object, method: string): { readonly calls: number
 function queuedTurn(sessionId: string): TurnRecord {
   return {
     id: uuidv7(), boundaryId: BOUNDARY, sessionId, clientRequestId: uuidv7(), inputDigest: 'digest', status: 'queued',
-    createdAt: nowIso(), startedAt: null, finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null,
+    createdAt: nowIso(), startedAt: null, finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null, attempt: 1,
   };
 }
 

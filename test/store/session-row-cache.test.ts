@@ -40,7 +40,7 @@ function entry(text: string, input = 3): NewHistoryEntry {
 async function endTurn(db: Db, sessionId: string, title: string | null = null): Promise<void> {
   const turn: TurnRecord = {
     id: uuidv7(), boundaryId: BOUNDARY, sessionId, clientRequestId: uuidv7(), inputDigest: 'digest', status: 'queued',
-    createdAt: nowIso(), startedAt: null, finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null,
+    createdAt: nowIso(), startedAt: null, finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null, attempt: 1,
   };
   await insertTurn(db, turn, { input: 'hello', userText: 'hello' });
   const ended: TurnRecord = { ...turn, status: 'completed', startedAt: turn.createdAt, finishedAt: nowIso() };

@@ -100,6 +100,8 @@ export type Turn = {
   userText: string;
   /** true when input or userText was cut; the durable record keeps the whole text */
   inputTruncated: boolean;
+  /** 1 for the first owner, +1 each time another instance of a cluster took the turn over (docs/CLUSTER.md) */
+  attempt: number;
 };
 
 export type TurnResult = {

@@ -57,6 +57,12 @@ export class ActiveTurns {
     this.finishers.get(turn)?.();
   }
 
+  /** Another instance took the turn over: this process forgets it, keeping no record of it. */
+  letGo(turn: ActiveTurn): void {
+    this.drop(turn);
+    this.finishers.get(turn)?.();
+  }
+
   get(id: string): ActiveTurn | undefined {
     return this.byId.get(id);
   }

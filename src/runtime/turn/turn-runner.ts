@@ -9,7 +9,7 @@ import { findModel } from '../../config/catalog.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
 import { finalizeTurn } from '../../store/finalize.ts';
 import { storeTerminalTurn } from '../../store/eventual-turn-write.ts';
-import { readTurnText, updateTurn } from '../../store/turns.ts';
+import { readTurnText, StaleTurnWrite, updateTurn } from '../../store/turns.ts';
 import { type TurnRecord, type TurnText } from '../../domain/turn.ts';
 import { userMessageItem, writeTurnFiles } from '../../workspace/attachments.ts';
 import type { WorkspaceCommands } from '../../workspace/workspace-commands.ts';
@@ -26,6 +26,7 @@ import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool
 import { streamEventListener } from './turn-events.ts';
 import { agentFinishedPayload, endingOf, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
+import type { TurnLeases } from './turn-leases.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import { instrumentedAdapter } from '../../telemetry/model-requests.ts';
 import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tracing.ts';
@@ -50,6 +51,8 @@ export interface TurnRunnerDeps {
   logger: Logger;
   /** metrics and traces of turns; nothing is recorded without it */
   telemetry?: RuntimeTelemetry;
+  /** --cluster: the leases on this instance's turns, let go as each ends */
+  leases?: TurnLeases | null;
 }
 
 interface SchedulerSlot {
@@ -261,9 +264,15 @@ export class TurnRunner {
       const record = step.record;
       await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index }));
     } catch (error) {
+      if (error instanceof StaleTurnWrite) return this.standDown(turn, error);
       logger.error({ err: error, turnId: step.record.id }, 'could not store the turn\'s history');
       step = applyTurnTransition(turn.record, { kind: 'fail', at, error: HISTORY_NOT_STORED, output: step.record.output });
-      await storeTerminalTurn(boundary.db, step.record, logger);
+      try {
+        await storeTerminalTurn(boundary.db, step.record, logger);
+      } catch (stale) {
+        if (stale instanceof StaleTurnWrite) return this.standDown(turn, stale);
+        throw stale;
+      }
     }
     if (ending.history.usage) this.telemetry.metrics.tokensUsed(ending.history.usage, this.tenant);
     this.settle(turn, step);
@@ -274,9 +283,26 @@ export class TurnRunner {
     const step = applyTurnTransition(turn.record, transition);
     try {
       await updateTurn(this.deps.boundary.db, step.record);
-    } finally {
+    } catch (error) {
+      if (error instanceof StaleTurnWrite) return this.standDown(turn, error);
       this.settle(turn, step);
+      throw error;
     }
+    this.settle(turn, step);
+  }
+
+  /**
+   * Another instance took the turn over (its write was refused): this one lets go of it without
+   * writing or publishing anything more. Its run has ended, or ends now.
+   */
+  private standDown(turn: ActiveTurn, error: StaleTurnWrite): void {
+    this.deps.logger.warn({ turnId: turn.record.id, attempt: error.attempt }, 'turn taken over by another instance: standing down');
+    turn.abort.abort(error);
+    const slot = this.slots.get(turn);
+    this.slots.delete(turn);
+    this.deps.leases?.release(turn.record.id);
+    this.deps.active.letGo(turn);
+    if (slot?.admitted) this.deps.scheduler.finished(slot.job);
   }
 
   /**
@@ -289,6 +315,7 @@ export class TurnRunner {
     const slot = this.slots.get(turn);
     this.slots.delete(turn);
     if (slot) this.telemetry.metrics.turnFinished(step.record.status, (performance.now() - slot.enqueuedMs) / 1000, this.tenant);
+    this.deps.leases?.release(step.record.id);
     this.deps.active.release(turn);
     if (slot?.admitted) this.deps.scheduler.finished(slot.job);
   }

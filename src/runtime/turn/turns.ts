@@ -8,6 +8,7 @@ import type { Boundary } from '../boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from '../session/sessions.ts';
 import type { TurnRunner } from './turn-runner.ts';
+import { TurnLeaseLost, type TurnLeases } from './turn-leases.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
 import type { TraceParent } from '../../telemetry/tracing.ts';
 
@@ -21,6 +22,8 @@ export class TurnService {
     private readonly sessions: SessionService,
     private readonly active: ActiveTurns,
     private readonly runner: TurnRunner,
+    /** --cluster: a turn is stored with this instance's lease on it */
+    private readonly leases: TurnLeases | null = null,
   ) {}
 
   /** The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds it. */
@@ -65,10 +68,12 @@ export class TurnService {
       // Only the row keeps the whole text; the runner reads it back when it was cut here.
       ...turnsTable.boundTurnText(text),
       output: null,
+      attempt: 1,
     };
     const turn = this.active.reserve(record, session, attachments);
     try {
-      await turnsTable.insertTurn(this.boundary.db, record, text);
+      if (this.leases) await this.leases.admit(record, text, () => turn.abort.abort(new TurnLeaseLost()));
+      else await turnsTable.insertTurn(this.boundary.db, record, text);
     } catch (error) {
       this.active.drop(turn);
       if (clientRequestId) {

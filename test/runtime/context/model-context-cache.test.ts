@@ -42,7 +42,7 @@ function entry(text: string, effect: HistoryEffect = 'append', extra: CanonicalI
 function runningTurn(sessionId: string): TurnRecord {
   return {
     id: uuidv7(), boundaryId: BOUNDARY, sessionId, clientRequestId: uuidv7(), inputDigest: 'digest', status: 'running',
-    createdAt: nowIso(), startedAt: nowIso(), finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null,
+    createdAt: nowIso(), startedAt: nowIso(), finishedAt: null, error: null, input: 'hello', userText: 'hello', inputTruncated: false, output: null, attempt: 1,
   };
 }
 

@@ -5,7 +5,7 @@ import type { TurnRecord } from '../../../src/domain/turn.ts';
 
 const turn = (id: string): TurnRecord => ({
   id, boundaryId: 'b', sessionId: 's', clientRequestId: id, inputDigest: 'd', status: 'completed',
-  createdAt: '2026-01-01T00:00:00.000Z', startedAt: null, finishedAt: null, error: null, input: 'x', userText: 'x', inputTruncated: false, output: null,
+  createdAt: '2026-01-01T00:00:00.000Z', startedAt: null, finishedAt: null, error: null, input: 'x', userText: 'x', inputTruncated: false, output: null, attempt: 1,
 });
 
 describe('TerminalTurnCache', () => {

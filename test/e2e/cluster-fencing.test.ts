@@ -1,0 +1,117 @@
+// CONTRACT.md §18, issue 30 item 3: a turn runs under a lease with a fencing number (`attempt`);
+// an owner frozen past its lease (SIGSTOP) loses the turn to another instance, and once thawed
+// (SIGCONT) its writes are refused and it stands down. Real processes on a real PostgreSQL.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBackend, type TestBackend } from '../support/backends.ts';
+import { fakeProviderModels } from '../support/server.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { http } from '../support/http.ts';
+import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('fenced turn ownership across instances of a cluster', () => {
+  let backend: TestBackend;
+  let fake: FakeProvider;
+  let args: string[];
+  const running: AgentdProcess[] = [];
+  before(async () => {
+    backend = await createBackend('postgres');
+    fake = await startFakeProvider();
+    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-ws-')));
+    const modelsFile = join(backend.stateDir, 'models.json');
+    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
+    args = ['--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--database-url', backend.databaseUrl!, '--cluster', '--turn-lease-seconds', '1'];
+  });
+  afterEach(async () => {
+    for (const agentd of running.splice(0)) {
+      agentd.child.kill('SIGCONT');
+      await agentd.kill();
+    }
+  });
+  after(async () => {
+    await fake.close();
+    await backend.drop();
+  });
+  const start = async (instanceId: string) => {
+    const agentd = await startAgentd([...args, '--instance-id', instanceId]);
+    running.push(agentd);
+    return agentd;
+  };
+  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
+
+  it('a turn longer than several leases keeps its owner: renewed, it ends at attempt 1', async () => {
+    const alpha = await start('alpha');
+    await start('beta');
+    const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
+    // about 3 s of streaming under a 1 s lease
+    fake.enqueue({ kind: 'reply', text: Array.from({ length: 15 }, (_, index) => `word${index}`).join(' '), chunkDelayMs: 200 });
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'a long answer' } })).json;
+    assert.equal(turn.attempt, 1);
+    const ended = await until('the turn to end', async () => {
+      const now = await turnOn(alpha, turn.id);
+      return TERMINAL.includes(now.status) ? now : undefined;
+    });
+    assert.deepEqual([ended.status, ended.attempt], ['completed', 1]);
+    assert.doesNotMatch(alpha.stdout(), /turn lease lost|took over/);
+  });
+
+  it('an owner frozen past its lease loses the turn; thawed, its writes are refused and it stands down', async (t) => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
+    fake.enqueue({ kind: 'hang', afterText: 'thinking' });
+    const requestsBefore = fake.requests.length;
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'work slowly' } })).json;
+    await fake.waitForRequests(requestsBefore + 1);
+
+    alpha.child.kill('SIGSTOP');
+    const frozenAt = Date.now();
+    const taken = await until('beta to take the turn over', async () => {
+      const now = await turnOn(beta, turn.id);
+      return now.attempt === 2 ? now : undefined;
+    });
+    const takeoverMs = Date.now() - frozenAt;
+    t.diagnostic(`taken over ${takeoverMs} ms after the owner froze (lease 1 s)`);
+    assert.deepEqual([taken.status, taken.error], ['failed', 'interrupted']);
+    assert.ok(takeoverMs < 1_000 + 2 * 334 + 1_000, `taken over in ${takeoverMs} ms: within the lease and a renewal (and a poll)`);
+    assert.match(beta.stdout(), /took over a turn whose lease ran out/);
+
+    alpha.child.kill('SIGCONT');
+    await until('alpha to stand down', async () => (/standing down/.test(alpha.stdout()) ? true : undefined));
+    const lines = alpha.stdout().split('\n').filter((line) => line.includes(turn.id));
+    assert.ok(lines.some((line) => /turn taken over by another instance: standing down/.test(line) && /"attempt":1/.test(line)), lines.join('\n'));
+
+    // nothing of attempt 1 landed: the row is beta's, and no history entry was appended
+    for (const agentd of [alpha, beta]) {
+      const now = await turnOn(agentd, turn.id);
+      assert.deepEqual([now.status, now.error, now.attempt], ['failed', 'interrupted', 2]);
+    }
+    const history = (await http('GET', `${beta.url}/v1/sessions/${session.id}/history`)).json;
+    assert.deepEqual(history.data, []);
+
+    // alpha serves on: the session is free, a new turn runs on it
+    assert.equal((await http('GET', `${alpha.url}/readyz`)).status, 200);
+    fake.enqueue({ kind: 'reply', text: 'fresh' });
+    const next = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'again' } })).json;
+    const done = await until('the next turn', async () => {
+      const now = await turnOn(alpha, next.id);
+      return TERMINAL.includes(now.status) ? now : undefined;
+    });
+    assert.deepEqual([done.status, done.attempt], ['completed', 1]);
+  });
+});
