@@ -7,7 +7,7 @@
  * here and judged by canonical location.
  *
  * The walk is asynchronous and bounded: directories are read through the thread pool, the event
- * loop is given back every few hundred entries, and a repository that needs more than
+ * loop is given back every SLICE_MS, and a repository that needs more than
  * MAX_ENTRIES_INSPECTED entries or INSPECTION_TIME_MS is refused, so one tenant's tree of links
  * cannot hold every other request. In a sandbox nothing of this runs on the host: git itself, in
  * the tenant's view, can reach only what the tenant already sees (checkout.ts).
@@ -23,8 +23,8 @@ const MAX_ALTERNATE_DEPTH = 5;
 export const MAX_ENTRIES_INSPECTED = 200_000;
 /** How long one inspection may take, however the file system answers. */
 export const INSPECTION_TIME_MS = 10_000;
-/** Entries judged between two turns of the event loop. */
-const ENTRIES_PER_SLICE = 256;
+/** How long the walk may hold the event loop before it gives it back. */
+const SLICE_MS = 10;
 
 export class LocalRepositoryRefused extends Error {
   constructor(message: string) {
@@ -48,6 +48,7 @@ export interface InspectedRepository {
 interface Budget {
   entries: number;
   deadline: number;
+  sliceStarted: number;
 }
 
 /**
@@ -62,7 +63,7 @@ export async function inspectLocalRepository(requested: string, roots: readonly 
   const pending = gitDirectoriesOf(located.resolved);
   const inspected = new Set<string>();
   const gitDirectories = new Set<string>();
-  const budget: Budget = { entries: 0, deadline: Date.now() + INSPECTION_TIME_MS };
+  const budget: Budget = { entries: 0, deadline: Date.now() + INSPECTION_TIME_MS, sliceStarted: performance.now() };
   while (pending.length > 0) {
     const { directory, objects, depth } = pending.shift()!;
     const canonical = inside(directory);
@@ -118,8 +119,9 @@ function alternatesOf(objects: string): string[] {
 async function checkSymlinks(directory: string, roots: readonly string[], inspected: Set<string>, budget: Budget): Promise<void> {
   for (const entry of await readdir(directory, { withFileTypes: true })) {
     if (++budget.entries > MAX_ENTRIES_INSPECTED) refuse('the local repository is too large to inspect');
-    if (budget.entries % ENTRIES_PER_SLICE === 0) {
+    if (performance.now() - budget.sliceStarted > SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
+      budget.sliceStarted = performance.now();
       if (Date.now() > budget.deadline) refuse('the local repository took too long to inspect');
     }
     const full = path.join(directory, entry.name);
