@@ -4,8 +4,7 @@
  * nftables, slirp4netns, the cgroup limits) and proves it by running `true` confined; only then
  * does it print `ready`. Anything missing is one `unavailable` line and exit 1: never a weaker sandbox.
  */
-import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, realpathSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { detectCgroupLayout } from '../cgroups/layout.ts';
 import { LimitError, SANDBOX_LIMITS } from '../cgroups/limits.ts';
@@ -14,6 +13,7 @@ import { encodeLine, GUEST_HOME, GUEST_WORKSPACE, PROTOCOL_VERSION, type Sandbox
 import { inspectSystemEntries } from '../system-paths.ts';
 import { writeGuestEtc } from './guest-files.ts';
 import { guestHostIdentity, handOver } from './guest-identity.ts';
+import { startStaging, type Staging } from './staging.ts';
 import { TenantNetwork } from './network.ts';
 import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
 import { RunnerSession } from './session.ts';
@@ -36,6 +36,7 @@ function directoryOption(value: string | undefined, option: string): string {
 interface Resources {
   cgroup?: TenantCgroup;
   network?: TenantNetwork;
+  staging?: Staging;
   removeEtc?: () => void;
 }
 
@@ -55,12 +56,11 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const etc = writeGuestEtc(GUEST_HOME);
   resources.removeEtc = etc.remove;
   chmodSync(etc.directory, 0o755); // read by bwrap as the guest's host user
-  const staged = { workspace: join(etc.directory, 'workspace'), home: join(etc.directory, 'home') };
-  if (identity !== null) for (const directory of Object.values(staged)) mkdirSync(directory, { mode: 0o755 });
+  if (identity !== null) resources.staging = await startStaging(tools, etc.directory, { workspace, home });
   const context: SandboxContext = {
     tools,
     layout: { workspace, home, generatedEtc: etc.directory, system },
-    identity: identity === null ? null : { ...identity, staged },
+    identity: identity === null ? null : { ...identity, staging: resources.staging! },
     cgroup: resources.cgroup,
     enterNetwork: resources.network.enterPrefix(tools),
   };
@@ -85,6 +85,7 @@ async function proveConfinement(context: SandboxContext): Promise<void> {
 async function release(resources: Resources): Promise<void> {
   await resources.cgroup?.killAll();
   resources.network?.close();
+  resources.staging?.close();
   resources.cgroup?.remove();
   resources.removeEtc?.();
 }

@@ -16,6 +16,7 @@ import type { TenantCgroup } from '../cgroups/tenant-group.ts';
 import { bubblewrapArguments, type TenantView } from '../bubblewrap.ts';
 import { GUEST_ENVIRONMENT } from './guest-files.ts';
 import type { HostIdentity } from './guest-identity.ts';
+import type { Staging } from './staging.ts';
 import type { Tools } from './tools.ts';
 
 /** `sh -c` script: write 0 (this shell) into each cgroup.procs given before `--`, then exec the rest. */
@@ -29,9 +30,9 @@ export interface SandboxContext {
   layout: TenantLayout;
   /**
    * The guest's unprivileged host user when the runner is root, else null (the runner's own), and
-   * the empty directories its commands bind the workspace and home onto (guest-identity.ts).
+   * the mount namespace where that user reaches the workspace and home (staging.ts).
    */
-  identity: (HostIdentity & { staged: { workspace: string; home: string } }) | null;
+  identity: (HostIdentity & { staging: Staging }) | null;
   cgroup: TenantCgroup;
   /** argv prefix that joins the tenant's network namespace */
   enterNetwork: string[];
@@ -52,21 +53,13 @@ export interface RunningProcess {
   done: Promise<ProcessOutcome>;
 }
 
-/** `sh -c` script run as root in a private mount namespace: bind $1 onto $2 (and $3 onto $4 when given), then exec the rest. */
-const STAGE_THEN_EXEC = 'mount --bind "$1" "$2" || exit 125; if [ -n "$3" ]; then mount --bind "$3" "$4" || exit 125; fi; shift 4; exec "$@"';
-
 /**
- * A root runner's command stages the workspace and home where the guest's user can reach them,
- * then leaves root (and every capability) before it touches the tenant's namespaces.
+ * A root runner's command enters the runner's staging mount namespace and leaves root (and every
+ * capability) in the same step, before it touches the tenant's namespaces.
  */
 function dropToGuest(context: SandboxContext): string[] {
-  const { identity, tools, layout } = context;
-  if (identity === null) return [];
-  return [
-    tools.unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_THEN_EXEC, 'sh',
-    layout.workspace, identity.staged.workspace, layout.home ?? '', identity.staged.home,
-    tools.setpriv, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--',
-  ];
+  const { identity } = context;
+  return identity === null ? [] : identity.staging.enterAsGuest(identity);
 }
 
 export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec): RunningProcess {
@@ -74,7 +67,7 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
   const oomKillsBefore = context.cgroup.oomKills();
   const group = context.cgroup.commandGroup();
   const { identity, layout } = context;
-  const view = identity === null ? layout : { ...layout, workspace: identity.staged.workspace, home: layout.home === null ? null : identity.staged.home };
+  const view = identity === null ? layout : { ...layout, workspace: identity.staging.workspace, home: layout.home === null ? null : identity.staging.home };
   const argv = [
     ...group.entryFiles,
     '--',
