@@ -155,3 +155,24 @@ test('fork bombs, renamed, are refused; a function that only calls itself is not
   for (const command of [':(){ :|:& };:', 'bomb(){ bomb|bomb& }; bomb', 'f() { f | f & }; f', 'a.b(){ a.b|a.b & };a.b']) assertRefused(command);
   for (const command of ['f() { echo hi; }; f', 'f() { f; }; f', 'g() { f | f & }; g']) assertRuns(command);
 });
+
+// Added after the StrykerJS run of docs/RELIABILITY.md §9, one per surviving mutant it names.
+test('near misses that mutation testing asked for', () => {
+  // kill: a signal given as -s N, -n N or -N is not a pid
+  for (const command of ['kill -s 1 5', 'kill -n 1 5', 'kill -1 5', 'kill -HUP 5', 'kill -- 5']) assertRuns(command);
+  // after --, an operand that looks like an option is a file name
+  assertRuns('rm -- -r /');
+  // a long option that merely contains r or R is not recursion
+  assertRuns('rm --interactive=never /');
+  assertRuns('chown --from=Root:x y /etc');
+  // mv and shred: any catastrophic source is enough, not all of them
+  assertRefused('mv ./a /etc /tmp/x');
+  assertRefused('shred ./a /');
+  assertRefused('systemctl -i reboot now');
+  // each program's rule applies to that program only
+  for (const command of ['echo of=/dev/sda', 'echo /dev/sda', 'echo 0', 'echo reboot', 'echo 1', 'echo / -delete']) assertRuns(command);
+  // a redirection with no command at all
+  assertRuns('> out.txt');
+  // fork bombs spaced differently
+  for (const command of ['bomb () { bomb | bomb & }; bomb', 'f( ) { f|f& }; f', 'f(){ echo; f|f& }; f']) assertRefused(command);
+});
