@@ -52,6 +52,8 @@ export interface AgentLoopResult {
   responseId: string | null;
   completion: Completion;
   usage: Usage | null;
+  /** what the last model request alone reported: how full the context was (CONTRACT.md §19) */
+  lastRequestUsage: Usage | null;
   reportedModel: string | null;
   stopReason: string | null;
   apiDurationMs: number;
@@ -61,6 +63,7 @@ export interface AgentLoopResult {
 /** What the model steps that completed before a failure came to: they were billed all the same. */
 export interface LoopProgress {
   usage: Usage | null;
+  lastRequestUsage: Usage | null;
   completedSteps: number;
   apiDurationMs: number;
   reportedModel: string | null;
@@ -134,7 +137,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     }
     return finish({ status: 'incomplete', reason: 'step_limit' });
   } catch (error) {
-    const progress: LoopProgress = { usage, completedSteps, apiDurationMs, reportedModel: lastStep?.model ?? null, stopReason: lastStep?.stopReason ?? null };
+    const progress: LoopProgress = { usage, lastRequestUsage: lastStep?.usage ?? null, completedSteps, apiDurationMs, reportedModel: lastStep?.model ?? null, stopReason: lastStep?.stopReason ?? null };
     if (error instanceof StepFailure) {
       discardedText.push(...error.partialText);
       throw new AgentLoopFailure(error.cause, items, discardedText, progress);
@@ -150,6 +153,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       responseId: lastStep?.responseId ?? null,
       completion,
       usage,
+      lastRequestUsage: lastStep?.usage ?? null,
       reportedModel: lastStep?.model ?? null,
       stopReason: lastStep?.stopReason ?? null,
       apiDurationMs,

@@ -27,6 +27,8 @@ export function toSessionDto(session: SessionRecord): SessionDto {
     archived: session.archived,
     transportModel: session.transportModel,
     usage: session.usage,
+    spent: { tokens: session.usage.input + session.usage.output, costUsd: session.spentCostUsd },
+    context: session.context,
     repository: session.repository,
   };
 }

@@ -43,6 +43,14 @@ export const Session = Type.Object(
     archived: Type.Boolean(),
     transportModel: Nullable(Type.String()),
     usage: UsageCounters,
+    spent: Type.Object(
+      { tokens: Type.Integer(), costUsd: Nullable(Type.Number()) },
+      { description: "input + output tokens of every model request of the session, all agents; costUsd from the models file's prices, null when unpriced" },
+    ),
+    context: Type.Object(
+      { usedTokens: Type.Integer(), window: Nullable(Type.Integer()) },
+      { description: "input + output tokens of the session's last model request, as reported; window null when unknown" },
+    ),
     repository: Nullable(Type.Object({ url: Type.String(), ref: Nullable(Type.String()) })),
   },
   { title: 'Session' },

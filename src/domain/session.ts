@@ -17,8 +17,19 @@ export interface SessionRecord {
   titleIsManual: boolean;
   archived: boolean;
   usage: UsageCounters;
+  /** dollars the session's model requests cost (all agents); null while its model has no prices */
+  spentCostUsd: number | null;
+  /** how full the context was after the session's last model request (CONTRACT.md §19) */
+  context: SessionContext;
   repository: { url: string; ref: string | null } | null;
   ownsCheckout: boolean;
   planMode: boolean;
   allowances: string[];
+}
+
+export interface SessionContext {
+  /** input plus output tokens of the last model request, as the provider reported them; 0 before any */
+  usedTokens: number;
+  /** the model's context window, null when the models file does not say */
+  window: number | null;
 }

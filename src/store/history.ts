@@ -59,7 +59,18 @@ export interface SessionChanges {
   updatedAt: string;
   /** a derived title, set only while the title is not manual */
   derivedTitle: string | null;
+  /** what the turn adds to `spent` and leaves as `context`; absent: both stay as they are */
+  spending?: SessionSpending;
 }
+
+/** See TurnSpending (runtime/turn/turn-outcome.ts): nulls leave the session's figure as it is. */
+export interface SessionSpending {
+  costUsd: number | null;
+  contextUsedTokens: number | null;
+  contextWindow: number | null;
+}
+
+const NO_SPENDING: SessionSpending = { costUsd: null, contextUsedTokens: null, contextWindow: null };
 
 /**
  * The session's usage, updatedAt and derived title in one statement: a turn's end makes one write
@@ -68,7 +79,7 @@ export interface SessionChanges {
  */
 async function updateSessionAfterEntry(db: Db, sessionId: string, usage: UsageCounters | null, changes: SessionChanges): Promise<SessionsTable | undefined> {
   const title = changes.derivedTitle === null ? null : encodeStoredText(changes.derivedTitle);
-  const { rows } = await writingSessionRows(db, updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title }));
+  const { rows } = await writingSessionRows(db, updateSessionRowAfterEntry(db, { sessionId, updatedAt: changes.updatedAt, usage: usage ?? NO_USAGE, title, spending: changes.spending ?? NO_SPENDING }));
   return rows[0];
 }
 
@@ -76,9 +87,13 @@ const NO_USAGE: UsageCounters = { input: 0, output: 0, cached: 0 };
 
 /*
  * One statement for every turn's end: no usage adds zeros, and no derived title (null) keeps the
- * title, as does a manual one.
+ * title, as does a manual one. A cost joins the session's (which is null until a priced request
+ * when its model had no prices); no cost, context or window (null) keeps what is there.
  */
-const updateSessionRowAfterEntry = preparedQuery<{ sessionId: string; updatedAt: string; usage: UsageCounters; title: string | null }, SessionsTable>(
+const updateSessionRowAfterEntry = preparedQuery<
+  { sessionId: string; updatedAt: string; usage: UsageCounters; title: string | null; spending: SessionSpending },
+  SessionsTable
+>(
   (db, param) =>
     db
       .updateTable('sessions')
@@ -87,6 +102,14 @@ const updateSessionRowAfterEntry = preparedQuery<{ sessionId: string; updatedAt:
         usage_input: eb('usage_input', '+', param((values) => values.usage.input)),
         usage_output: eb('usage_output', '+', param((values) => values.usage.output)),
         usage_cached: eb('usage_cached', '+', param((values) => values.usage.cached)),
+        // the sum when both are there, else whichever is (both null: null)
+        spent_cost_usd: eb.fn.coalesce(
+          eb('spent_cost_usd', '+', param((values) => values.spending.costUsd)),
+          eb.ref('spent_cost_usd'),
+          eb.val(param((values) => values.spending.costUsd)),
+        ),
+        context_used_tokens: eb.fn.coalesce(eb.val(param((values) => values.spending.contextUsedTokens)), eb.ref('context_used_tokens')),
+        context_window: eb.fn.coalesce(eb.val(param((values) => values.spending.contextWindow)), eb.ref('context_window')),
         title: eb
           .case()
           .when('title_is_manual', '=', 0)

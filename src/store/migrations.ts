@@ -101,6 +101,18 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('turns').addColumn('lease_expires_at', 'bigint').execute();
     },
   },
+  /*
+   * The session's `spent` dollars and `context` (CONTRACT.md §19), kept up to date by the turn's
+   * end statement so that reading a session never sums its turns. Tokens spent are the usage
+   * columns already there.
+   */
+  '0004_session_spent_context': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('sessions').addColumn('spent_cost_usd', 'double precision').execute();
+      await db.schema.alterTable('sessions').addColumn('context_used_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('sessions').addColumn('context_window', 'bigint').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -18,6 +18,10 @@ export interface SessionsTable {
   usage_input: number;
   usage_output: number;
   usage_cached: number;
+  /** null while the session's model has no prices */
+  spent_cost_usd: number | null;
+  context_used_tokens: number;
+  context_window: number | null;
   repository_url: string | null;
   repository_ref: string | null;
   owns_checkout: number;

@@ -111,7 +111,7 @@ async function insertAlone(db: Db, entry: PendingInsert): Promise<void> {
 const SESSION_COLUMNS = {
   id: true, boundary_id: true, created_at: true, updated_at: true, provider: true, connection: true, model: true,
   transport_model: true, dialect: true, cwd: true, effort: true, title: true, title_is_manual: true, archived: true,
-  usage_input: true, usage_output: true, usage_cached: true, repository_url: true, repository_ref: true,
+  usage_input: true, usage_output: true, usage_cached: true, spent_cost_usd: true, context_used_tokens: true, context_window: true, repository_url: true, repository_ref: true,
   owns_checkout: true, plan_mode: true, allowances: true,
 } as const;
 
@@ -251,6 +251,9 @@ export function toRow(boundaryId: string, session: SessionRecord): SessionsTable
     usage_input: session.usage.input,
     usage_output: session.usage.output,
     usage_cached: session.usage.cached,
+    spent_cost_usd: session.spentCostUsd,
+    context_used_tokens: session.context.usedTokens,
+    context_window: session.context.window,
     repository_url: session.repository?.url ?? null,
     repository_ref: session.repository?.ref ?? null,
     owns_checkout: session.ownsCheckout ? 1 : 0,
@@ -275,6 +278,8 @@ export function fromRow(row: SessionsTable): SessionRecord {
     titleIsManual: row.title_is_manual === 1,
     archived: row.archived === 1,
     usage: { input: Number(row.usage_input), output: Number(row.usage_output), cached: Number(row.usage_cached) },
+    spentCostUsd: row.spent_cost_usd === null ? null : Number(row.spent_cost_usd),
+    context: { usedTokens: Number(row.context_used_tokens), window: row.context_window === null ? null : Number(row.context_window) },
     repository: row.repository_url ? { url: row.repository_url, ref: row.repository_ref } : null,
     ownsCheckout: row.owns_checkout === 1,
     planMode: row.plan_mode === 1,

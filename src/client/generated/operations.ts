@@ -34,6 +34,16 @@ export type Session = {
     output: number;
     cached: number;
   };
+  /** input + output tokens of every model request of the session, all agents; costUsd from the models file's prices, null when unpriced */
+  spent: {
+    tokens: number;
+    costUsd: number | null;
+  };
+  /** input + output tokens of the session's last model request, as reported; window null when unknown */
+  context: {
+    usedTokens: number;
+    window: number | null;
+  };
   repository: {
     url: string;
     ref: string | null;

@@ -177,6 +177,7 @@ function commandResult(summary: Summary | null, items: CanonicalItem[]): AgentLo
     responseId: step?.responseId ?? null,
     completion: step?.completion ?? { status: 'completed' },
     usage: step?.usage ?? null,
+    lastRequestUsage: step?.usage ?? null,
     reportedModel: step?.model ?? null,
     stopReason: step?.stopReason ?? null,
     apiDurationMs: step?.apiDurationMs ?? 0,

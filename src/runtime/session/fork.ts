@@ -47,6 +47,8 @@ export async function forkSession(sources: ForkSources, rawParentId: string, bod
     titleIsManual: body.title !== undefined || parent.titleIsManual,
     archived: false,
     usage: { input: 0, output: 0, cached: 0 },
+    // the fork spends from nothing; its context is the parent's, whose history it carries
+    spentCostUsd: parent.spentCostUsd === null ? null : 0,
     repository: null,
     ownsCheckout: false,
     planMode: false,

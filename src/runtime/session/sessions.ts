@@ -59,6 +59,8 @@ export class SessionService {
       titleIsManual: body.title !== undefined,
       archived: false,
       usage: { input: 0, output: 0, cached: 0 },
+      spentCostUsd: model.prices ? 0 : null,
+      context: { usedTokens: 0, window: model.contextWindow },
       repository: body.repository ? { url: body.repository.url, ref: body.repository.ref ?? null } : null,
       ownsCheckout: repository !== null,
       planMode: false,

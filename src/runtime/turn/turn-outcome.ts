@@ -2,7 +2,7 @@ import { boundEventText } from '../../domain/event-text.ts';
 import { buildHistoryEntry, type HistoryEffect, type NewHistoryEntry } from '../../domain/history-entry.ts';
 import type { TurnTransition } from '../../domain/turn-lifecycle.ts';
 import { AgentLoopFailure, type AgentLoopResult } from '../../agent/loop.ts';
-import { addUsage, telemetryEntries, totalUsage, type AgentRun } from '../../agent/telemetry.ts';
+import { addUsage, costOf, telemetryEntries, totalUsage, type AgentRun } from '../../agent/telemetry.ts';
 import { ProviderError, type CanonicalItem, type Usage } from '../../agent/providers/types.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
 import type { TurnOutputRecord, TurnText } from '../../domain/turn.ts';
@@ -19,13 +19,13 @@ export class TurnCancelled extends Error {
 /** How the execution of a turn ended, before anything of it is stored. */
 export type TurnOutcome =
   | { kind: 'completed'; result: AgentLoopResult; model: CatalogModel; durationMs: number; effect: HistoryEffect }
-  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; usage: Usage | null; mainRun: AgentRun | null };
+  | { kind: 'failed' | 'cancelled'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; usage: Usage | null; lastRequestUsage: Usage | null; mainRun: AgentRun | null };
 
 export function failureOutcome(error: unknown, signal: AbortSignal, durationMs = 0): TurnOutcome {
   const failure = error instanceof AgentLoopFailure ? error : null;
   const progress = failure?.progress;
   const mainRun = progress ? { ...progress, providerTurns: progress.completedSteps, durationMs } : null;
-  const partial = { partialItems: failure?.partialItems ?? [], discardedText: failure?.discardedText ?? [], usage: failure?.usage ?? null, mainRun };
+  const partial = { partialItems: failure?.partialItems ?? [], discardedText: failure?.discardedText ?? [], usage: failure?.usage ?? null, lastRequestUsage: progress?.lastRequestUsage ?? null, mainRun };
   if (signal.aborted && signal.reason instanceof TurnCancelled) return { kind: 'cancelled', error: 'cancelled', ...partial };
   return { kind: 'failed', error: describeFailure(failure ? failure.cause : error), ...partial };
 }
@@ -37,10 +37,30 @@ export function describeFailure(cause: unknown): string {
   return 'internal_error';
 }
 
-/** What ending a turn stores: its terminal transition and its history entry. */
+/** What ending a turn stores: its terminal transition, its history entry and what it spent. */
 export interface TurnEnding {
   transition: Extract<TurnTransition<TurnOutputRecord>, { kind: 'complete' | 'fail' | 'cancel' }>;
   history: NewHistoryEntry;
+  spending: TurnSpending;
+}
+
+/** What a turn adds to its session's `spent` and leaves as its `context` (CONTRACT.md §19). */
+export interface TurnSpending {
+  /** dollars of every agent's requests; null when the model has no prices or nothing was reported */
+  costUsd: number | null;
+  /** input plus output tokens of the main agent's last request; null when it reported none */
+  contextUsedTokens: number | null;
+  /** the model's context window; null when unknown */
+  contextWindow: number | null;
+}
+
+function spendingOf(model: CatalogModel | null, runs: readonly AgentRun[], lastRequestUsage: Usage | null): TurnSpending {
+  const costs = runs.map((run) => (model ? costOf(model, run.usage) : null)).filter((cost): cost is number => cost !== null);
+  return {
+    costUsd: costs.length === 0 ? null : costs.reduce((sum, cost) => sum + cost, 0),
+    contextUsedTokens: lastRequestUsage ? lastRequestUsage.inputTokens + lastRequestUsage.outputTokens : null,
+    contextWindow: model?.contextWindow ?? null,
+  };
 }
 
 /**
@@ -52,11 +72,12 @@ export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, a
   const origin = { turnId, at, userText: text.userText };
   const childUsage = totalUsage(children);
   if (outcome.kind !== 'completed') {
-    const { error, partialItems, discardedText, usage, mainRun } = outcome;
-    const providerTelemetry = telemetryEntries(model, mainRun ? [mainRun, ...children] : children);
+    const { error, partialItems, discardedText, usage, lastRequestUsage, mainRun } = outcome;
+    const runs = mainRun ? [mainRun, ...children] : children;
+    const providerTelemetry = telemetryEntries(model, runs);
     const history = buildHistoryEntry({ ...origin, usage: addUsage(usage, childUsage) }, { kind: 'failed', error, partialItems, discardedText, providerTelemetry });
     const transition = outcome.kind === 'cancelled' ? { kind: 'cancel' as const, at, error } : { kind: 'fail' as const, at, error };
-    return { transition, history };
+    return { transition, history, spending: spendingOf(model, runs, lastRequestUsage) };
   }
   const { result } = outcome;
   const mainRun: AgentRun = {
@@ -79,7 +100,7 @@ export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, a
       providerTelemetry: telemetryEntries(outcome.model, [mainRun, ...children]),
     },
   );
-  return { transition: { kind: 'complete', at, output: turnOutput(result) }, history };
+  return { transition: { kind: 'complete', at, output: turnOutput(result) }, history, spending: spendingOf(outcome.model, [mainRun, ...children], result.lastRequestUsage) };
 }
 
 /** The turn's output: the answer bounded like event text (the history entry keeps all of it). */

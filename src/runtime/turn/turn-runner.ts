@@ -260,7 +260,7 @@ export class TurnRunner {
     }
     const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(text.input) : null;
     try {
-      const changes = { sessionId: session.id, updatedAt: at, derivedTitle };
+      const changes = { sessionId: session.id, updatedAt: at, derivedTitle, spending: ending.spending };
       const record = step.record;
       await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index }));
     } catch (error) {

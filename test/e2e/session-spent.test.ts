@@ -1,0 +1,82 @@
+/**
+ * A session's `spent` and `context` (CONTRACT.md §19) through the real server on both stores:
+ * tokens and dollars of every model request of every agent, the last request's tokens as the
+ * context, and null where the models file gives no prices or no context window.
+ */
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { BACKENDS } from '../support/backends.ts';
+import { fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useFakeServer } from '../support/harness.ts';
+
+const WINDOW = 200_000;
+const spawn = (callId: string, prompt: string) => ({ name: 'spawn_agent', arguments: JSON.stringify({ label: 'helper', prompt }), callId });
+
+/** $1 input and $2 output per million (fakeProviderModels); no cached tokens in these steps. */
+const dollars = (input: number, output: number) => (input * 1 + output * 2) / 1e6;
+
+function modelsFile(baseUrl: string) {
+  const models = fakeProviderModels(baseUrl, { contextWindow: WINDOW });
+  return {
+    ...models,
+    models: [...models.models, { id: 'fake-unpriced', connection: 'fake-openai-responses', transportModel: 'unpriced-model', efforts: ['none'] }],
+  };
+}
+
+function assertDollars(actual: unknown, expected: number): void {
+  assert.equal(typeof actual, 'number');
+  assert.ok(Math.abs((actual as number) - expected) < 1e-9, `costUsd ${actual}, expected ${expected}`);
+}
+
+for (const backend of BACKENDS) {
+  describe(`a session's spent and context on ${backend}`, () => {
+    let fake!: FakeProvider;
+    let server!: TestServer;
+    const harness = useFakeServer({ backend, confinement: 'off', models: modelsFile });
+    before(() => ({ fake, server } = harness));
+
+    async function runTurn(sessionId: string, input: string) {
+      const turn = await harness.submit(sessionId, input);
+      assert.equal((await waitForTurn(server, turn.id)).status, 'completed');
+      return (await server.request('GET', `/v1/sessions/${sessionId}`)).json;
+    }
+
+    it('counts every request of every agent, and the context is the last request of the session', async () => {
+      const session = await harness.newSession({ model: 'fake-responses' });
+      assert.deepEqual(session.spent, { tokens: 0, costUsd: 0 });
+      assert.deepEqual(session.context, { usedTokens: 0, window: WINDOW });
+
+      const tag = `spent-${backend}`;
+      fake.route(`MAIN-${tag}`,
+        { kind: 'reply', toolCalls: [spawn(`call_${tag}`, `CHILD-${tag}: look`)], usage: { input: 100, output: 20 } },
+        { kind: 'reply', text: 'The helper looked.', usage: { input: 300, output: 10 } },
+        // the second turn: the fake routes by the session's first user message
+        { kind: 'reply', text: 'Again.', usage: { input: 400, output: 40 } },
+      );
+      fake.route(`CHILD-${tag}`, { kind: 'reply', text: 'Looked.', usage: { input: 50, output: 5 } });
+      const afterFirst = await runTurn(session.id, `MAIN-${tag}: delegate`);
+      assert.deepEqual(afterFirst.spent.tokens, 100 + 20 + 50 + 5 + 300 + 10, 'the child agent counts too');
+      assertDollars(afterFirst.spent.costUsd, dollars(100, 20) + dollars(50, 5) + dollars(300, 10));
+      assert.deepEqual(afterFirst.context, { usedTokens: 300 + 10, window: WINDOW }, "the main agent's last request");
+
+      const afterSecond = await runTurn(session.id, 'once more');
+      assert.equal(afterSecond.spent.tokens, 485 + 440);
+      assertDollars(afterSecond.spent.costUsd, dollars(450, 35) + dollars(400, 40));
+      assert.deepEqual(afterSecond.context, { usedTokens: 440, window: WINDOW });
+      // the listing shows the same figures as GET one
+      const listed = (await server.request('GET', '/v1/sessions?limit=100')).json.data.find((row: any) => row.id === session.id);
+      assert.deepEqual({ spent: listed.spent, context: listed.context }, { spent: afterSecond.spent, context: afterSecond.context });
+    });
+
+    it('a model without prices or a context window: tokens counted, costUsd and window null', async () => {
+      const session = await harness.newSession({ model: 'fake-unpriced' });
+      assert.deepEqual(session.spent, { tokens: 0, costUsd: null });
+      assert.deepEqual(session.context, { usedTokens: 0, window: null });
+      fake.enqueue({ kind: 'reply', text: 'cheap', usage: { input: 7, output: 6 } });
+      const after = await runTurn(session.id, 'unpriced');
+      assert.deepEqual(after.spent, { tokens: 13, costUsd: null });
+      assert.deepEqual(after.context, { usedTokens: 13, window: null });
+    });
+  });
+}
