@@ -24,7 +24,8 @@ describe('agentd chat in a terminal (tmux)', () => {
   };
   // registered before the server's hooks, so that the chats end before their server does
   after(() => chats.forEach((chat) => chat.kill()));
-  const started = useServerOnFakeProvider();
+  // a known context window, so that the status line can say how full the context is
+  const started = useServerOnFakeProvider({ models: (baseUrl) => fakeProviderModels(baseUrl, { contextWindow: 200_000 }) });
   before(() => ({ fake, server } = started));
   const sessionCount = async () => (await server.request('GET', '/v1/sessions?limit=100')).json.data.length;
 
@@ -106,7 +107,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     assert.equal(fake.requests.filter((request) => JSON.stringify(request.body).includes('and then this')).length, 1);
   });
 
-  it('shows a status line under a running turn: state, elapsed seconds, tokens streamed and the session\'s, a command\'s latest output', async () => {
+  it('shows a status line under a running turn: state, elapsed seconds, tokens streamed and the session\'s tokens, cost and context, a command\'s latest output', async () => {
     const chat = newChat('status');
     await chat.start(server.url, server.workspace);
     fake.enqueue({ kind: 'reply', text: 'Counted.', usage: { input: 1200, output: 34 } });
@@ -117,7 +118,8 @@ describe('agentd chat in a terminal (tmux)', () => {
     chat.send('run the slow thing', 'Enter');
     await chat.waitForScreen(/\[3\] deny/);
     chat.send('1');
-    const running = await chat.waitForScreen(/running shell: step-one-done · \d+s · session 1\.2k tokens/);
+    // the session's spent and context after the first turn: 1,234 tokens at $1 and $2 per million, 0.6% of 200k
+    const running = await chat.waitForScreen(/running shell: step-one-done · \d+s · session 1\.2k tokens · \$0\.0013 · context 1% of 200k/);
     assert.match(running, /^⠋|^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running shell/m, 'a spinner leads the line');
     chat.send('C-c');
     const ended = await chat.waitForScreen(/\[cancelled\]\n+›/);

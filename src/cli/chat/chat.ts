@@ -346,7 +346,7 @@ export class Chat {
     const session = this.session;
     if (!session || !this.setup.rich) return;
     try {
-      this.status.session(await this.client.getSession({ path: { id: session.id } }), null);
+      this.status.session(await this.client.getSession({ path: { id: session.id } }));
     } catch {
       // the figures are a nicety; the next turn's end tries again
     }

@@ -4,11 +4,11 @@ import { inert, paint } from './style.ts';
 const SPINNER = '⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏';
 const TICK_MS = 120;
 
-/** What the session says it has used; `spent` and `context` are CONTRACT §19 fields a server may not have yet. */
-type SessionFigures = Pick<Session, 'usage'> & {
-  spent?: { tokens: number; costUsd: number | null };
-  context?: { usedTokens: number; window: number | null };
-};
+/**
+ * What the session says it has used (CONTRACT §19). `spent` and `context` stay optional: a chat
+ * may talk to a server older than them, and then shows the tokens from `usage` alone.
+ */
+type SessionFigures = Pick<Session, 'usage'> & Partial<Pick<Session, 'spent' | 'context'>>;
 
 /**
  * The line under a running turn: a spinner, what the turn is doing, how long it has run, the
@@ -22,7 +22,6 @@ export class StatusLine {
   private state = 'starting';
   private streamedCharacters = 0;
   private figures: SessionFigures | null = null;
-  private contextWindow: number | null = null;
   private typed = '';
   private queued = 0;
 
@@ -59,9 +58,8 @@ export class StatusLine {
     this.streamedCharacters += characters;
   }
 
-  session(session: SessionFigures, contextWindow: number | null): void {
+  session(session: SessionFigures): void {
     this.figures = session;
-    this.contextWindow = contextWindow;
   }
 
   /** what the user typed while the turn runs, and how many lines wait to be sent */
@@ -80,7 +78,7 @@ export class StatusLine {
       const tokens = figures.spent?.tokens ?? figures.usage.input + figures.usage.output;
       parts.push(`session ${compact(tokens)} tokens`);
       if (typeof figures.spent?.costUsd === 'number') parts.push(`$${figures.spent.costUsd.toFixed(figures.spent.costUsd < 1 ? 4 : 2)}`);
-      const window = figures.context?.window ?? this.contextWindow;
+      const window = figures.context?.window;
       if (figures.context && window) parts.push(`context ${Math.round((100 * figures.context.usedTokens) / window)}% of ${compact(window)}`);
     }
     let line = paint('dim', parts.join(' · '));
