@@ -95,6 +95,12 @@ describe('a sandboxed command', () => {
     }
   });
 
+  it('sees no runner pid in its mount table', async () => {
+    const { output } = await shell(client, 'cat /proc/self/mountinfo');
+    assert.match(output, / \/etc\/passwd /, 'the generated passwd is a mount of its own');
+    assert.doesNotMatch(output, new RegExp(`agentd-sandbox-etc-${client.runnerPid}-`), output);
+  });
+
   it('reads, writes, lists and searches inside the workspace', async () => {
     const bytes = Buffer.from([0, 1, 2, 255, 10]);
     const write = await client.call({ type: 'write', path: '/workspace/sub/dir/data.bin', contentBase64: bytes.toString('base64'), createParents: true });

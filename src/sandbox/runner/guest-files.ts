@@ -3,7 +3,7 @@
  * /etc is the curated host list of system-paths.ts; the host's accounts, names and resolver are
  * never shown, passwd, group, hosts and resolv.conf are written fresh for the guest.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GUEST_HOME } from '../guest-mounts.ts';
@@ -30,19 +30,30 @@ export const GUEST_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze
 export const GENERATED_ETC_FILES = ['passwd', 'group', 'hosts', 'resolv.conf'] as const;
 
 const ETC_PREFIX = 'agentd-sandbox-etc-';
+/** The owning runner's pid, kept in a file rather than the name: the guest's mountinfo shows the name. */
+const RUNNER_PID_FILE = 'runner.pid';
 
 /** A runner killed outright leaves its directory behind; the next one removes it. */
 function removeFilesOfDeadRunners(): void {
   for (const name of readdirSync(tmpdir())) {
-    const runnerPid = name.startsWith(ETC_PREFIX) ? /^(\d+)-/.exec(name.slice(ETC_PREFIX.length))?.[1] : undefined;
-    if (runnerPid && !existsSync(`/proc/${runnerPid}`)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    if (!name.startsWith(ETC_PREFIX)) continue;
+    const directory = join(tmpdir(), name);
+    let runnerPid: string | undefined;
+    try {
+      runnerPid = readFileSync(join(directory, RUNNER_PID_FILE), 'utf8').trim();
+    } catch {
+      runnerPid = /^(\d+)-/.exec(name.slice(ETC_PREFIX.length))?.[1]; // named by an earlier version; else not (yet) claimed
+    }
+    if (runnerPid === undefined) continue;
+    if (/^\d+$/.test(runnerPid) && !existsSync(`/proc/${runnerPid}`)) rmSync(directory, { recursive: true, force: true });
   }
 }
 
 /** Writes the generated files into a private directory; `remove` deletes it at shutdown. */
 export function writeGuestEtc(home: string): { directory: string; remove(): void } {
   removeFilesOfDeadRunners();
-  const directory = mkdtempSync(join(tmpdir(), `${ETC_PREFIX}${process.pid}-`));
+  const directory = mkdtempSync(join(tmpdir(), ETC_PREFIX));
+  writeFileSync(join(directory, RUNNER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
   const files: Record<(typeof GENERATED_ETC_FILES)[number], string> = {
     passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${GUEST_USER}:x:${GUEST_UID}:${GUEST_GID}:agent:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
     group: `root:x:0:\n${GUEST_USER}:x:${GUEST_GID}:\nnogroup:x:65534:\n`,
