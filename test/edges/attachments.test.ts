@@ -30,7 +30,8 @@ const SIGNATURES: Array<[string, number[]]> = [
 
 test('each image signature passes exactly, and fails with any one of its bytes changed or the last one missing', () => {
   for (const [mimeType, signature] of SIGNATURES) {
-    assert.equal(decodeAttachments([image(mimeType, [...signature, 0, 0])]).images.length, 1, mimeType);
+    const bytes = [...signature, 0, 0];
+    assert.deepEqual(decodeAttachments([image(mimeType, bytes)]).images, [{ mimeType, base64: Buffer.from(bytes).toString('base64'), bytes: bytes.length }], mimeType);
     assert.equal(decodeAttachments([image(mimeType, signature)]).images.length, 1, `${mimeType}: the signature alone`);
     refusedAt(() => decodeAttachments([image(mimeType, signature.slice(0, -1))]), 'images[0]', /signature/);
     for (let index = 0; index < signature.length; index++) {
@@ -61,7 +62,12 @@ test('1 image and 5 attachments are accepted; 2 images or 6 attachments are not'
   refusedAt(() => decodeAttachments([], files(6)), 'files[5]', /at most 5 attachments/);
 });
 
-// 20 MiB decoded exactly and one byte more: test/e2e/attachments-turns.test.ts, through the server.
+test('20 MiB decoded in total is accepted and one byte more is not (through the server: test/e2e/attachments-turns.test.ts)', () => {
+  const half = Buffer.alloc(10 * 1024 * 1024, 0x61).toString('base64');
+  const halfPlusOne = Buffer.alloc(10 * 1024 * 1024 + 1, 0x61).toString('base64');
+  assert.equal(decodeAttachments([], [file('a', half), file('b', half)]).files.length, 2);
+  refusedAt(() => decodeAttachments([], [file('a', half), file('b', halfPlusOne)]), 'files[1]', /exceed 20 MiB decoded in total/);
+});
 
 test('base64: padded standard alphabet only', () => {
   for (const data of ['', 'QQ==', 'QUI=', 'QUJD', 'ab+/']) assert.equal(decodeAttachments([], [file('a', data)]).files.length, 1, data);
