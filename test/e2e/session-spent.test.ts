@@ -7,7 +7,7 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS } from '../support/backends.ts';
 import { fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
-import type { FakeProvider } from '../support/fake-provider.ts';
+import type { FakeProvider, FakeStep } from '../support/fake-provider.ts';
 import { useFakeServer } from '../support/harness.ts';
 
 const WINDOW = 200_000;
@@ -22,6 +22,13 @@ function modelsFile(baseUrl: string) {
     ...models,
     models: [...models.models, { id: 'fake-unpriced', connection: 'fake-openai-responses', transportModel: 'unpriced-model', efforts: ['none'] }],
   };
+}
+
+/** A Chat Completions stream that reports no usage, as some local servers send it. */
+function chatStreamWithoutUsage(text: string): FakeStep {
+  const chunk = (delta: object, finishReason: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-nousage', object: 'chat.completion.chunk', created: 1, model: 'local', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+  return { kind: 'raw', body: chunk({ role: 'assistant', content: text }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n' };
 }
 
 function assertDollars(actual: unknown, expected: number): void {
@@ -77,6 +84,17 @@ for (const backend of BACKENDS) {
       const after = await runTurn(session.id, 'unpriced');
       assert.deepEqual(after.spent, { tokens: 13, costUsd: null });
       assert.deepEqual(after.context, { usedTokens: 13, window: null });
+    });
+
+    it('a request that reports no usage adds nothing and leaves the context as it was', async () => {
+      const session = await harness.newSession({ model: 'fake-chat' });
+      fake.enqueue({ kind: 'reply', text: 'counted', usage: { input: 30, output: 3 } });
+      await runTurn(session.id, 'first');
+      fake.enqueue(chatStreamWithoutUsage('not counted'));
+      const after = await runTurn(session.id, 'second');
+      assert.equal(after.spent.tokens, 33);
+      assertDollars(after.spent.costUsd, dollars(30, 3));
+      assert.deepEqual(after.context, { usedTokens: 33, window: WINDOW });
     });
   });
 }
