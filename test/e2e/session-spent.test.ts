@@ -9,6 +9,7 @@ import { BACKENDS } from '../support/backends.ts';
 import { fakeProviderModels, waitForTurn, type TestServer } from '../support/server.ts';
 import type { FakeProvider, FakeStep } from '../support/fake-provider.ts';
 import { useFakeServer } from '../support/harness.ts';
+import type { Session } from '../../src/client/index.ts';
 
 const WINDOW = 200_000;
 const spawn = (callId: string, prompt: string) => ({ name: 'spawn_agent', arguments: JSON.stringify({ label: 'helper', prompt }), callId });
@@ -74,6 +75,18 @@ for (const backend of BACKENDS) {
       // the listing shows the same figures as GET one
       const listed = (await server.request('GET', '/v1/sessions?limit=100')).json.data.find((row: any) => row.id === session.id);
       assert.deepEqual({ spent: listed.spent, context: listed.context }, { spent: afterSecond.spent, context: afterSecond.context });
+    });
+
+    it('the OpenAPI document and the SDK type name both fields, required, nullable where the contract says', async () => {
+      const schema = (await server.request('GET', '/openapi.json')).json.components.schemas.Session;
+      for (const field of ['spent', 'context']) assert.ok(schema.required.includes(field), field);
+      assert.deepEqual(Object.keys(schema.properties.spent.properties), ['tokens', 'costUsd']);
+      assert.deepEqual(Object.keys(schema.properties.context.properties), ['usedTokens', 'window']);
+      assert.match(JSON.stringify(schema.properties.spent.properties.costUsd), /"null"/);
+      assert.match(JSON.stringify(schema.properties.context.properties.window), /"null"/);
+      // type-checked: the SDK's Session carries the fields with these types
+      const figures: Pick<Session, 'spent' | 'context'> = { spent: { tokens: 1, costUsd: null }, context: { usedTokens: 1, window: null } };
+      assert.ok(figures);
     });
 
     it('a model without prices or a context window: tokens counted, costUsd and window null', async () => {
