@@ -75,6 +75,13 @@ for (const backend of BACKENDS) {
       // the listing shows the same figures as GET one
       const listed = (await server.request('GET', '/v1/sessions?limit=100')).json.data.find((row: any) => row.id === session.id);
       assert.deepEqual({ spent: listed.spent, context: listed.context }, { spent: afterSecond.spent, context: afterSecond.context });
+
+      // a fork spends from nothing, and its context is the parent's, whose history it carries
+      const fork = await server.request('POST', `/v1/sessions/${session.id}/fork`, { body: {} });
+      assert.equal(fork.status, 201);
+      assert.deepEqual({ spent: fork.json.spent, context: fork.json.context }, { spent: { tokens: 0, costUsd: 0 }, context: afterSecond.context });
+      const forkRead = (await server.request('GET', `/v1/sessions/${fork.json.id}`)).json;
+      assert.deepEqual({ spent: forkRead.spent, context: forkRead.context }, { spent: { tokens: 0, costUsd: 0 }, context: afterSecond.context });
     });
 
     it('the OpenAPI document and the SDK type name both fields, required, nullable where the contract says', async () => {
