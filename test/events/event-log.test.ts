@@ -270,7 +270,11 @@ describe('EventLog slow subscribers', () => {
     for (let tries = 0; received.length < 12 && tries < 400; tries += 1) await new Promise((resolve) => setTimeout(resolve, 5));
     await new Promise((resolve) => setTimeout(resolve, 20));
     const ids = received.map((frame) => (frame === REPLAY_RESET_FRAME ? 'reset' : Number(/^id: (\d+)/.exec(frame)![1])));
-    assert.deepEqual(ids, [1, 'reset', ...range(41, 50)]);
+    // On a loaded machine the fan-out can be put off to a later pass (the delivery slice), the
+    // stream drains in between, and each overflow then rightly announces its own reset: what must
+    // hold is the first frame, then reset(s) only, then the newest ten in order.
+    const withoutRepeatedResets = ids.filter((id, index) => !(id === 'reset' && ids[index - 1] === 'reset'));
+    assert.deepEqual(withoutRepeatedResets, [1, 'reset', ...range(41, 50)]);
     assert.equal(stream.listenerCount('drain'), 0);
   });
 });
