@@ -136,7 +136,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
           id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, stateDir: config.stateDir,
           tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner, serverFiles },
         },
-        { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry }), telemetry },
+        { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry, permissionRules: config.permissionRules }), telemetry },
       );
       await store.claim?.admitOthers();
     } catch (error) {

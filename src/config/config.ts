@@ -7,6 +7,7 @@ import type { TenantRegistry } from './tenant-registry.ts';
 import { sandboxRunnerFileProblem } from './sandbox-runner-file.ts';
 import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 import { secretExposedBy, serverSecrets } from './server-secrets.ts';
+import { loadPermissionsFile, type PermissionRule } from './permissions-file.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -61,6 +62,8 @@ export interface Config {
   mcpConfig: string | null;
   /** the servers of --mcp-config, empty without it */
   mcpServers: McpServerConfig[];
+  /** the rules of --permissions-file, in file order (the last match wins), empty without it */
+  permissionRules: readonly PermissionRule[];
 }
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
@@ -148,6 +151,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const explicitModelsFile = pathFlag(flags, 'models-file', cwd);
   const modelsFile = explicitModelsFile ?? join(stateDir, 'models.json');
   const mcpConfig = pathFlag(flags, 'mcp-config', cwd);
+  const permissionsFile = pathFlag(flags, 'permissions-file', cwd);
   const otherServerFiles = [{ name: 'the models file', path: modelsFile }, ...(mcpConfig ? [{ name: 'the MCP config', path: mcpConfig }] : [])];
   const tenants = tenantRegistry
     ? (await import('./tenant-registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0, otherServerFiles })
@@ -204,6 +208,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     metricsHost,
     mcpConfig,
     mcpServers: mcpConfig ? loadMcpConfig(mcpConfig) : [],
+    permissionRules: Object.freeze(permissionsFile ? loadPermissionsFile(permissionsFile) : []),
   });
 }
 

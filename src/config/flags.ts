@@ -45,6 +45,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'log-level', kind: 'string', help: 'fatal, error, warn, info, debug, trace or silent', default: 'info' },
   { name: 'metrics-port', kind: 'integer', help: 'serve Prometheus metrics at /metrics on this port, no token (0 = any free port)', min: 0, max: 65535, defaultText: 'off' },
   { name: 'metrics-host', kind: 'string', help: 'address of the metrics listener (with --metrics-port)', defaultText: 'the --host address' },
+  { name: 'permissions-file', kind: 'string', help: 'operator rules allow, ask or deny per tool and pattern (JSON: {"rules": […]}, docs/TOOLS-AND-POLICY.md)' },
   { name: 'mcp-config', kind: 'string', help: 'MCP tool servers (JSON: {"mcpServers": {…}}, docs/OPERATIONS.md)' },
 ];
 

@@ -67,7 +67,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
 
   // without a sandbox, no tool that declares it executes (Tool.executes) is offered
   const registryFor = lazyToolRegistries({ withoutExecutingTools: sandboxRunner === null });
-  const toolsFor = turnToolsFactory(registryFor, { confinedExecution: false, telemetry });
+  const toolsFor = turnToolsFactory(registryFor, { confinedExecution: false, telemetry, permissionRules: config.permissionRules });
 
   const serverFiles = serverSecrets(config).map((secret) => secret.path);
   const openTenant = async (tenant: Tenant) => {

@@ -14,10 +14,18 @@
  *
  * In a sandbox (CONTRACT.md §12) steps 1 to 3 hold as they are; nothing is ever asked: the sandbox
  * is what confines the call, so `root_access` (4) and `tool_approval` (6) give way to running it.
+ *
+ * The operator's rules (--permissions-file, permission-rules.ts) are consulted first: a `deny`
+ * refuses before anything else, quoting the rule's pattern. Steps 1 to 4 then hold whatever a rule
+ * says. An `ask` asks `tool_approval` every time, in place of 5 and 6 (yolo, the sandbox, a
+ * read-only call and the session's allowances included). An `allow` answers the question of 6
+ * without a human: the call runs unattended, so a shell command runs confined as any unattended
+ * command does (read-only view, no network; literal words only where nothing confines it).
  */
 import type { PathClassification } from '../../workspace/paths.ts';
 import type { ToolPlan } from '../tools/types.ts';
 import { analyzeCommand, keyOfCommand, type CommandAnalysis } from './command-analysis.ts';
+import { judgeByRules, type PermissionRule, type RuleVerdict } from './permission-rules.ts';
 import { rootAccessPrompt, toolApprovalPrompt } from './prompts.ts';
 
 export interface PolicyCall {
@@ -43,6 +51,10 @@ export interface PolicyContext {
   sandboxed?: boolean;
   /** the human already answered `allow` to root_access for this very call */
   rootAccessGranted?: boolean;
+  /** the operator's rules (--permissions-file), in file order; none when absent */
+  rules?: readonly PermissionRule[];
+  /** the session cwd, canonical: file paths are matched against the rules relative to it */
+  cwd?: string;
 }
 
 export type PolicyDecision =
@@ -60,6 +72,8 @@ export const PLAN_MODE_REFUSAL =
   'tools, then present your plan with exit_plan_mode; changes become possible once the user approves it.';
 
 export function decideToolCall(call: PolicyCall, context: PolicyContext): PolicyDecision {
+  const rule = ruleVerdictOf(call, context);
+  if (rule?.action === 'deny') return { action: 'refuse', reason: ruleRefusal(call.name, rule.pattern) };
   const situation = { confined: context.confinedExecution, cwd: context.paths[0]?.resolved ?? null };
   const command = call.plan.command === undefined ? null : analyzeCommand(call.plan.command, situation);
   if (command?.danger) {
@@ -76,9 +90,15 @@ export function decideToolCall(call: PolicyCall, context: PolicyContext): Policy
   if (elsewhere.length > 0 && !context.rootAccessGranted && !context.yolo && !context.sandboxed) {
     return { action: 'ask', kind: 'root_access', prompt: rootAccessPrompt(call.name, call.input, elsewhere), options: ROOT_ACCESS_OPTIONS };
   }
-  if (readOnly) return { action: 'run', unattended: true };
   const key = allowanceKey(call, command);
+  if (rule?.action === 'ask') return askToolApproval(call, command, key);
+  if (readOnly) return { action: 'run', unattended: true };
   if (context.yolo || context.sandboxed || context.sessionAllowances.has(key)) return { action: 'run', unattended: false };
+  if (rule?.action === 'allow') return { action: 'run', unattended: true };
+  return askToolApproval(call, command, key);
+}
+
+function askToolApproval(call: PolicyCall, command: CommandAnalysis | null, key: string): PolicyDecision {
   return {
     action: 'ask',
     kind: 'tool_approval',
@@ -86,6 +106,16 @@ export function decideToolCall(call: PolicyCall, context: PolicyContext): Policy
     options: TOOL_APPROVAL_OPTIONS,
     allowanceKey: key,
   };
+}
+
+export function ruleRefusal(tool: string, pattern: string): string {
+  return `Refused by the operator's permission rule for ${tool} with pattern ${JSON.stringify(pattern)}. Do not retry it in another form; choose another approach or ask the user.`;
+}
+
+function ruleVerdictOf(call: PolicyCall, context: PolicyContext): RuleVerdict | null {
+  if (!context.rules || context.rules.length === 0) return null;
+  const cwd = context.cwd ?? context.paths[0]?.resolved ?? '/';
+  return judgeByRules(context.rules, { tool: call.name, command: call.plan.command, paths: context.paths.map((entry) => entry.resolved), cwd });
 }
 
 /**

@@ -9,12 +9,15 @@ import { isMcpToolName } from '../../mcp/tool-names.ts';
 import { NO_TELEMETRY, recordToolCall, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import type { ToolCallOutcome } from '../../telemetry/recorder.ts';
 import type { TurnTools, TurnToolScope } from './tool-port.ts';
+import type { PermissionRule } from '../../config/permissions-file.ts';
 
 export interface TurnToolOptions {
   /** unattended shell commands run confined (bubblewrap was found working at start-up) */
   confinedExecution: boolean;
   /** a span and a count per call */
   telemetry?: RuntimeTelemetry;
+  /** the operator's rules (--permissions-file), consulted before the built-in policy */
+  permissionRules?: readonly PermissionRule[];
 }
 
 /** The tool label of a name the model made up: the label set stays the registry's. */
@@ -61,7 +64,7 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
     try {
       authorization = await authorizeToolCall(
         prepared.call,
-        { planMode, yolo: boundary.yolo, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: options.confinedExecution && !sandboxed, sandboxed: inSandbox },
+        { planMode, yolo: boundary.yolo, sessionAllowances: allowances, paths: prepared.call.paths, confinedExecution: options.confinedExecution && !sandboxed, sandboxed: inSandbox, rules: options.permissionRules, cwd: context.cwd },
         requestHuman,
       );
     } catch (error) {
