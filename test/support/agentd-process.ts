@@ -23,7 +23,9 @@ export interface AgentdExit {
 }
 
 function launch(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+  // warn unless the test asks for its own level (the option may be given only once)
+  const logLevel = args.includes('--log-level') ? [] : ['--log-level', 'warn'];
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...logLevel, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -30,6 +30,15 @@ export function failureOutcome(error: unknown, signal: AbortSignal, durationMs =
   return { kind: 'failed', error: describeFailure(failure ? failure.cause : error), ...partial };
 }
 
+/**
+ * What a log line may say of a failure: its kind (`provider_error`, `setup_failed`,
+ * `internal_error`), not its text, which can quote a provider echoing the prompt or a command's output.
+ */
+export function failureKind(error: string): string {
+  const colon = error.indexOf(':');
+  return colon === -1 ? error : error.slice(0, colon);
+}
+
 export function describeFailure(cause: unknown): string {
   if (cause instanceof SetupFailed) return `setup_failed: ${cause.message}`;
   if (cause instanceof ProviderError) return `provider_error: ${cause.message}`;

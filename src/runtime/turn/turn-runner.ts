@@ -24,7 +24,7 @@ import { UNTITLED } from '../session/sessions.ts';
 import type { RepositorySetups } from '../session/setup.ts';
 import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool-port.ts';
 import { streamEventListener } from './turn-events.ts';
-import { agentFinishedPayload, endingOf, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
+import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import type { TurnLeases } from './turn-leases.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
@@ -163,7 +163,7 @@ export class TurnRunner {
       outcome = await this.execute(turn, text);
     } catch (error) {
       outcome = failureOutcome(error, signal, performance.now() - startedMs);
-      if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, error: outcome.error }, 'turn failed');
+      if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, failure: failureKind(outcome.error) }, 'turn failed');
     }
     await this.finish(turn, outcome, text ?? (await this.wholeText(turn)));
   }
