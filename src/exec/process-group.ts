@@ -3,7 +3,8 @@
  * leader's exit can end everything it started (pipelines, `&` background jobs, grandchildren):
  * SIGTERM to the whole group, then SIGKILL after a short grace. The promise settles only once the
  * group is gone, so "the call returned" means "nothing it started still runs". A process that
- * leaves the group on purpose (setsid) escapes this; the sandbox's cgroup is the backstop for that.
+ * leaves the group on purpose (setsid) escapes this; the sandbox's cgroup is the backstop for that,
+ * and the call stops reading the output such a process still holds a moment after the group ends.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -61,6 +62,12 @@ export interface ProcessGroupOptions {
 }
 
 const GROUP_POLL_MS = 20;
+/**
+ * How long the output pipes may stay open once the leader has exited and its group is gone. Only a
+ * process that left the group (setsid, a daemon) can still hold them; past this the call stops
+ * reading instead of waiting on it, which could be forever (its timeout has nothing left to kill).
+ */
+const OUTPUT_DRAIN_MS = 1000;
 
 export function createProcessGroupRunner(options: ProcessGroupOptions = {}): CommandRunner {
   return (request) => runInProcessGroup(request, options);
@@ -78,6 +85,8 @@ export function runInProcessGroup(request: CommandRequest, options: ProcessGroup
   let spawnError: string | null = null;
   let terminating = false;
   let killTimer: NodeJS.Timeout | undefined;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let closed = false;
 
   const record = (text: string) => {
     if (text === '') return;
@@ -123,14 +132,24 @@ export function runInProcessGroup(request: CommandRequest, options: ProcessGroup
     child.on('error', (error) => {
       spawnError = error.message;
     });
-    child.on('exit', () => {
+    const stopReadingOutput = () => {
+      if (closed) return;
+      record('\n[… a process that left the command\'s process group still held its output; it was no longer read …]\n');
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
+    child.on('exit', async () => {
       // The leader is gone; whatever is left in its group was started in the background.
       if (pgid !== undefined && groupIsAlive(pgid)) {
         strayProcessesStopped = true;
         terminate();
+        await waitForGroupToEnd(pgid, killGraceMs + 1000);
       }
+      if (!closed) drainTimer = setTimeout(stopReadingOutput, OUTPUT_DRAIN_MS);
     });
     child.on('close', async (exitCode, signal) => {
+      closed = true;
+      clearTimeout(drainTimer);
       clearTimeout(timeout);
       request.signal.removeEventListener('abort', onAbort);
       if (terminating && pgid !== undefined) await waitForGroupToEnd(pgid, killGraceMs + 1000);

@@ -60,6 +60,22 @@ function installGate(directory: string) {
   };
 }
 
+/** A clone of the test repository takes a second or two on a machine running other suites beside this one. */
+const SETUP_WAIT_MS = 30_000;
+
+/** Fails naming `step` when it takes longer than `ms`, instead of a silent wait until the runner's timeout. */
+async function within<T>(ms: number, step: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${step}: still waiting after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const setupEvents = (events: ReceivedEvent[], sessionId: string) =>
   events.filter((event) => event.type.startsWith('session.setup.') && event.data.sessionId === sessionId);
 
@@ -82,8 +98,8 @@ function suite(backend: BackendKind, full: boolean) {
 
     const create = (body: unknown) => server.request('POST', '/v1/sessions', { body });
     const submit = async (sessionId: string, input: string) => (await server.request('POST', `/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
-    const completed = (sessionId: string) => events.waitFor((event) => event.type === 'session.setup.completed' && event.data.sessionId === sessionId);
-    const failed = (sessionId: string) => events.waitFor((event) => event.type === 'session.setup.failed' && event.data.sessionId === sessionId);
+    const completed = (sessionId: string) => events.waitFor((event) => event.type === 'session.setup.completed' && event.data.sessionId === sessionId, SETUP_WAIT_MS);
+    const failed = (sessionId: string) => events.waitFor((event) => event.type === 'session.setup.failed' && event.data.sessionId === sessionId, SETUP_WAIT_MS);
 
     it('answers 201 at once, keeps the first turn queued until the checkout is done, then runs it in the checkout', async () => {
       gate.close();
@@ -201,8 +217,8 @@ function suite(backend: BackendKind, full: boolean) {
       gate.close();
       const cloning = (await create({ repository: { url: repository } })).json;
       await events.waitFor((event) => event.type === 'session.setup.step' && event.data.sessionId === cloning.id);
-      assert.equal((await server.request('DELETE', `/v1/sessions/${cloning.id}`)).status, 204);
-      gate.open();
+      const deleted = await within(30_000, 'DELETE while git clones', server.request('DELETE', `/v1/sessions/${cloning.id}`)).finally(() => gate.open());
+      assert.equal(deleted.status, 204);
       assert.match((await failed(cloning.id)).data.data.message, /cancelled/);
       assert.ok(!existsSync(cloning.cwd) && !existsSync(`${cloning.cwd}.partial`));
     });
@@ -241,8 +257,7 @@ describe('repository sessions across a restart', () => {
     const session = (await first.request('POST', '/v1/sessions', { body: { repository: { url: repository } } })).json;
     await events.waitFor((event) => event.type === 'session.setup.step' && event.data.sessionId === session.id);
     events.close();
-    await first.stop();
-    gate.open();
+    await within(30_000, 'stopping the server while git clones', first.stop()).finally(() => gate.open());
     assert.ok(!existsSync(session.cwd), 'the interrupted checkout never reached its final place');
 
     const second = await startTestServer({ reuse: { backend: first.backend, workspace: first.workspace } });
