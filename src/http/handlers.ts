@@ -137,12 +137,12 @@ export function createHandlers(context: HandlerContext) {
     },
     listRequests: async (request: RequestOf<{ query: ListRequestsQuery }>, reply) => {
       const { requests } = await context.runtimeFor(request, reply);
-      return { data: requests.list(uuidFilter(request.query.turnId)).map(toHumanRequestDto) };
+      return { data: (await requests.list(uuidFilter(request.query.turnId))).map(toHumanRequestDto) };
     },
     resolveRequest: async (request: RequestOf<{ body: ResolveRequestBody }>, reply) => {
       const { decision, value } = request.body;
       const { requests } = await context.runtimeFor(request, reply);
-      return toHumanRequestDto(requests.resolve(request.params.id, decision, value));
+      return toHumanRequestDto(await requests.resolve(request.params.id, decision, value));
     },
     // A bad query or Last-Event-ID was answered 400 by the schemas, before any subscriber counted.
     // The query's lastEventId stands in for the header only when the header is absent.

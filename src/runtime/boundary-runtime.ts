@@ -50,7 +50,8 @@ export class BoundaryRuntime {
     // Repository work and attachment clean-up run where the boundary's tools run (CONTRACT.md §17).
     const commands = workspaceCommands(boundary.tools, boundary.workspaceRoots);
     this.setups = new RepositorySetups(hub, logger, commands);
-    this.requests = new RequestBroker(hub, telemetry?.metrics);
+    const sharedRequests = boundary.cluster ? { db: boundary.db, boundaryId: boundary.id, attemptOf: (turnId: string) => activeTurns.get(turnId)?.record.attempt, logger } : null;
+    this.requests = new RequestBroker(hub, telemetry?.metrics, sharedRequests);
     const contexts = new ModelContextCache(boundary.db);
     this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
@@ -80,6 +81,7 @@ export class BoundaryRuntime {
   async close(): Promise<void> {
     await this.turns.cancelAll();
     this.leases?.stop();
+    this.requests.stop();
     await this.setups.stopAll();
     await this.boundary.tools.close();
     await this.hub.flush();

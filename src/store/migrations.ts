@@ -113,6 +113,32 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('sessions').addColumn('context_window', 'bigint').execute();
     },
   },
+  /*
+   * Cancel and resolve from any instance of a cluster (CONTRACT.md §18, docs/CLUSTER.md): a cancel
+   * asked on an instance that does not run the turn is a mark on its row, and human requests are
+   * rows every instance lists and answers; the owner polls both for the turns it holds.
+   */
+  '0005_cluster_signals': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('turns').addColumn('cancel_requested_at', 'text').execute();
+      await db.schema
+        .createTable('human_requests')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('boundary_id', 'text', (column) => column.notNull())
+        .addColumn('turn_id', 'text', (column) => column.notNull())
+        .addColumn('session_id', 'text', (column) => column.notNull())
+        .addColumn('agent_id', 'text')
+        .addColumn('kind', 'text', (column) => column.notNull())
+        .addColumn('prompt', 'text', (column) => column.notNull())
+        .addColumn('options', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('decision', 'text')
+        .addColumn('value', 'text')
+        .execute();
+      await db.schema.createIndex('human_requests_turn').on('human_requests').columns(['turn_id', 'status']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -50,6 +50,26 @@ export interface TurnsTable {
   /** --cluster: the instance holding the turn's lease, and when the lease ends (the database's clock, epoch ms) */
   lease_owner: string | null;
   lease_expires_at: number | null;
+  /** --cluster: when an instance that does not run the turn was asked to cancel it; its owner polls for it */
+  cancel_requested_at: string | null;
+}
+
+/** --cluster: the human requests of the turns of a cluster, so every instance lists and answers them. */
+export interface HumanRequestsTable {
+  id: string;
+  boundary_id: string;
+  turn_id: string;
+  session_id: string;
+  agent_id: string | null;
+  kind: string;
+  prompt: string;
+  /** JSON array of the advertised options */
+  options: string;
+  created_at: string;
+  /** pending; resolved (decision and value set, by any instance); withdrawn (the turn was cancelled) */
+  status: string;
+  decision: string | null;
+  value: string | null;
 }
 
 export interface HistoryTurnsTable {
@@ -79,4 +99,5 @@ export interface Database {
   turns: TurnsTable;
   history_turns: HistoryTurnsTable;
   boundaries: BoundariesTable;
+  human_requests: HumanRequestsTable;
 }

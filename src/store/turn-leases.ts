@@ -44,17 +44,43 @@ export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<
 }
 
 /**
- * Takes over the active turns whose lease ran out and, as far as takeover goes today, ends them
- * as failed `interrupted` under their next attempt, as a restart does (resuming them is not built
- * yet: docs/CLUSTER.md). Answers the turns ended.
+ * Takes over the active turns whose lease ran out (or only `turnId`, when given) and, as far as
+ * takeover goes today, ends them under their next attempt, as a restart does: cancelled when a
+ * cancel was asked for, else failed `interrupted` (resuming them is not built yet: docs/CLUSTER.md).
+ * Answers the turns ended.
  */
-export async function endExpiredTurns(db: Db, finishedAt: string): Promise<{ id: string; sessionId: string; attempt: number }[]> {
-  const rows = await db
+export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: string): Promise<{ id: string; sessionId: string; attempt: number; status: string }[]> {
+  let query = db
     .updateTable('turns')
-    .set({ attempt: sql`attempt + 1`, status: 'failed', error: 'interrupted', finished_at: finishedAt, lease_owner: null, lease_expires_at: null })
+    .set({
+      attempt: sql`attempt + 1`,
+      status: sql`case when cancel_requested_at is null then 'failed' else 'cancelled' end`,
+      error: sql`case when cancel_requested_at is null then 'interrupted' else null end`,
+      finished_at: finishedAt,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
     .where('status', 'in', [...ACTIVE_STATUSES])
-    .where('lease_expires_at', '<', databaseNowMs)
-    .returning(['id', 'session_id', 'attempt'])
-    .execute();
-  return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt }));
+    .where('lease_expires_at', '<', databaseNowMs);
+  if (turnId !== undefined) query = query.where('id', '=', turnId);
+  const rows = await query.returning(['id', 'session_id', 'attempt', 'status']).execute();
+  return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status }));
+}
+
+/** Marks an active turn to be cancelled by whichever instance runs it; false when it is no longer active. */
+export async function requestTurnCancel(db: Db, turnId: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('turns')
+    .set({ cancel_requested_at: sql`coalesce(cancel_requested_at, ${at})` })
+    .where('id', '=', turnId)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Of these turns, the ones another instance was asked to cancel. */
+export async function cancelsRequestedAmong(db: Db, turnIds: readonly string[]): Promise<string[]> {
+  if (turnIds.length === 0) return [];
+  const rows = await db.selectFrom('turns').select('id').where('id', 'in', turnIds).where('cancel_requested_at', 'is not', null).execute();
+  return rows.map((row) => row.id);
 }

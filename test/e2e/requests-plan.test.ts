@@ -151,7 +151,7 @@ describe('the request broker behind the server', () => {
     const turnId = '00000000-0000-7000-8000-000000000001';
     await assert.rejects(broker.ask({ sessionId: 's', turnId, agentId: null, kind: 'plan_question', prompt: 'Pick', options }, () => (waiting = true)), HumanRequestRefused);
     assert.equal(waiting, false, 'the turn never waits for a request nobody can see');
-    assert.deepEqual(broker.list(null), []);
+    assert.deepEqual(await broker.list(null), []);
     const types = hub.log.eventsAfter(0).map((event) => event.type);
     assert.deepEqual(types, ['warning']);
   });

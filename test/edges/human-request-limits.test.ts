@@ -50,7 +50,7 @@ describe('human request limits at the edge', () => {
     let waiting = false;
     const answer = broker.ask(question, () => (waiting = true));
     if (waiting) {
-      broker.resolve(broker.list(TURN_ID)[0].id, question.options[0], undefined);
+      await broker.resolve((await broker.list(TURN_ID))[0].id, question.options[0], undefined);
       await answer;
       return 'published';
     }

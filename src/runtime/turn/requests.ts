@@ -3,6 +3,10 @@ import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
 import { publishedRequest, type HumanDecision, type HumanQuestion, type HumanRequestRecord } from '../../domain/human-request.ts';
 import type { EventHub } from '../event-hub.ts';
 import { NO_METRICS, type MetricsRecorder } from '../../telemetry/recorder.ts';
+import type { Db } from '../../store/database.ts';
+import { answersAmong, insertHumanRequest, listPendingRequests, resolveHumanRequest, withdrawHumanRequests } from '../../store/human-requests.ts';
+import { CLUSTER_SIGNAL_POLL_MS } from './turn-leases.ts';
+import type { Logger } from 'pino';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
@@ -17,24 +21,40 @@ interface PendingRequest {
 export class HumanRequestRefused extends Error {}
 
 /**
+ * --cluster: the requests of the boundary are rows too (store/human-requests.ts), so any instance
+ * lists and answers them; the turn's owner polls for the answers to its own.
+ */
+export interface SharedRequests {
+  db: Db;
+  boundaryId: string;
+  /** the fencing number the turn runs under here; a request is stored only under it */
+  attemptOf(turnId: string): number | undefined;
+  logger: Logger;
+}
+
+/**
  * Human requests of one boundary: published as `request.created`, answered once with an advertised
- * option (CONTRACT.md §7). Pending requests live in memory; a restart fails their turns anyway.
+ * option (CONTRACT.md §7). The waiting tools live in memory: without --cluster a restart fails their
+ * turns anyway; with it, the requests are shared through the database (SharedRequests).
  */
 export class RequestBroker {
   private readonly pending = new Map<string, PendingRequest>();
   private readonly consumed = new Set<string>();
+  private pollTimer: NodeJS.Timeout | null = null;
+  private polling = false;
 
   constructor(
     private readonly hub: EventHub,
     /** agentd_human_requests_pending follows `pending` */
     private readonly metrics: MetricsRecorder = NO_METRICS,
+    private readonly shared: SharedRequests | null = null,
   ) {}
 
   /**
    * Publishes a request and waits for its answer. A request over 64 KiB of JSON or 100 options is
    * never published: it fails closed with a `warning` event and HumanRequestRefused.
    */
-  ask(question: HumanQuestion, onWaiting: () => void): Promise<HumanDecision> {
+  ask(question: HumanQuestion, onWaiting: () => void, signal?: AbortSignal): Promise<HumanDecision> {
     const { sessionId, turnId, kind, options } = question;
     const request: HumanRequestRecord = { id: uuidv7(), ...question, createdAt: nowIso() };
     const published = publishedRequest(request);
@@ -44,20 +64,34 @@ export class RequestBroker {
       this.hub.emitText('warning', sessionId, turnId, `a ${kind} request was refused before publishing: ${why}`);
       return Promise.reject(new HumanRequestRefused(`the ${kind} request is too large to show a human (${why}); the call was refused`));
     }
-    return new Promise<HumanDecision>((resolve, reject) => {
-      this.pending.set(request.id, { request, resolve, reject });
-      this.metrics.humanRequestOpened();
-      onWaiting();
-      this.hub.emit('request.created', sessionId, turnId, published);
+    const publish = () =>
+      new Promise<HumanDecision>((resolve, reject) => {
+        this.pending.set(request.id, { request, resolve, reject });
+        this.metrics.humanRequestOpened();
+        this.pollForAnswers();
+        onWaiting();
+        this.hub.emit('request.created', sessionId, turnId, published);
+      });
+    if (!this.shared) return publish();
+    // Stored before anyone can see it, so that every instance can answer it once it is published.
+    const { db, boundaryId, attemptOf } = this.shared;
+    return insertHumanRequest(db, boundaryId, request, attemptOf(turnId) ?? 0).then(() => {
+      if (signal?.aborted) {
+        void withdrawHumanRequests(db, turnId).catch(() => {});
+        throw new HumanRequestRefused('the turn was cancelled');
+      }
+      return publish();
     });
   }
 
-  list(turnId: string | null): HumanRequestRecord[] {
+  async list(turnId: string | null): Promise<HumanRequestRecord[]> {
+    if (this.shared) return listPendingRequests(this.shared.db, this.shared.boundaryId, turnId);
     const requests = [...this.pending.values()].map((entry) => entry.request).filter((request) => turnId === null || request.turnId === turnId);
     return requests.reverse().slice(0, 200);
   }
 
-  resolve(rawId: string, decision: string, value: string | undefined): HumanRequestRecord {
+  async resolve(rawId: string, decision: string, value: string | undefined): Promise<HumanRequestRecord> {
+    if (this.shared) return this.resolveShared(this.shared, rawId, value === undefined ? { decision } : { decision, value });
     const id = normalizeUuid(rawId);
     const entry = id ? this.pending.get(id) : undefined;
     if (!entry) {
@@ -67,14 +101,13 @@ export class RequestBroker {
     if (!entry.request.options.includes(decision)) {
       throw new ApiError('invalid_decision', `decision must be one of: ${entry.request.options.join(', ')}`);
     }
-    this.settle(entry.request.id);
-    this.hub.emit('request.resolved', entry.request.sessionId, entry.request.turnId, { requestId: entry.request.id });
-    entry.resolve(value === undefined ? { decision } : { decision, value });
+    this.answer(entry, value === undefined ? { decision } : { decision, value });
     return entry.request;
   }
 
   /** Withdraws every pending request of a turn (cancel); the waiting tools see `error`. */
   cancelTurn(turnId: string, error: Error): void {
+    if (this.shared) void withdrawHumanRequests(this.shared.db, turnId).catch(() => {});
     for (const entry of [...this.pending.values()]) {
       if (entry.request.turnId !== turnId) continue;
       this.settle(entry.request.id);
@@ -86,6 +119,63 @@ export class RequestBroker {
   hasPending(turnId: string): boolean {
     for (const entry of this.pending.values()) if (entry.request.turnId === turnId) return true;
     return false;
+  }
+
+  /** The first answer wins on whichever instance it came to; the owner acts on it here or at its next poll. */
+  private async resolveShared(shared: SharedRequests, rawId: string, answer: HumanDecision): Promise<HumanRequestRecord> {
+    const id = normalizeUuid(rawId);
+    const outcome = id ? await resolveHumanRequest(shared.db, shared.boundaryId, id, answer) : ({ kind: 'not_found' } as const);
+    switch (outcome.kind) {
+      case 'not_found':
+        if (id && this.consumed.has(id)) throw new ApiError('request_already_resolved', 'this request was already resolved');
+        throw new ApiError('request_not_found', 'no such request');
+      case 'already_resolved':
+        throw new ApiError('request_already_resolved', 'this request was already resolved');
+      case 'invalid_decision':
+        throw new ApiError('invalid_decision', `decision must be one of: ${outcome.options.join(', ')}`);
+      case 'resolved': {
+        const entry = this.pending.get(outcome.request.id);
+        if (entry) this.answer(entry, answer);
+        return outcome.request;
+      }
+    }
+  }
+
+  private answer(entry: PendingRequest, decision: HumanDecision): void {
+    this.settle(entry.request.id);
+    this.hub.emit('request.resolved', entry.request.sessionId, entry.request.turnId, { requestId: entry.request.id });
+    entry.resolve(decision);
+  }
+
+  /** --cluster: while requests of this instance wait, answers given on other instances are looked for. */
+  private pollForAnswers(): void {
+    if (!this.shared || this.pollTimer) return;
+    const shared = this.shared;
+    this.pollTimer = setInterval(() => {
+      if (this.pending.size === 0) {
+        clearInterval(this.pollTimer!);
+        this.pollTimer = null;
+        return;
+      }
+      if (this.polling) return;
+      this.polling = true;
+      answersAmong(shared.db, [...this.pending.keys()])
+        .then((answers) => {
+          for (const [id, decision] of answers) {
+            const entry = this.pending.get(id);
+            if (entry) this.answer(entry, decision);
+          }
+        })
+        .catch((error: unknown) => shared.logger.debug({ err: error }, 'could not look for answers to human requests'))
+        .finally(() => (this.polling = false));
+    }, CLUSTER_SIGNAL_POLL_MS);
+    this.pollTimer.unref();
+  }
+
+  /** Stops looking for answers given elsewhere (the boundary closes). */
+  stop(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = null;
   }
 
   private settle(id: string): void {

@@ -52,7 +52,7 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
       const answer = requests.ask({ sessionId, turnId, agentId, kind, prompt, options }, () => {
         waitingWrite = report.waiting();
         waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
-      });
+      }, signal);
       const onAbort = () => requests.cancelTurn(turnId, new Error('cancelled'));
       signal.addEventListener('abort', onAbort, { once: true });
       let decision: HumanDecision;

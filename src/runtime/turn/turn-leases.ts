@@ -6,7 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
-import { endExpiredTurns, insertLeasedTurn, renewTurnLeases } from '../../store/turn-leases.ts';
+import { cancelsRequestedAmong, endExpiredTurns, insertLeasedTurn, renewTurnLeases, requestTurnCancel } from '../../store/turn-leases.ts';
+import { findTurn } from '../../store/turns.ts';
+import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
 import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Config } from '../../config/config.ts';
@@ -31,10 +33,25 @@ export class TurnLeaseLost extends Error {
 
 /** Renewals per lease: a lease survives two missed renewals. */
 const RENEWALS_PER_LEASE = 3;
+/**
+ * How often an instance holding turns looks for cancels asked on other instances (CONTRACT.md §18:
+ * acted on within 2 s). A poll, not LISTEN/NOTIFY: docs/CLUSTER.md says why.
+ */
+export const CLUSTER_SIGNAL_POLL_MS = 500;
+/** How often the instance that got a cancel for another's turn looks whether it has ended. */
+const CANCEL_WAIT_POLL_MS = 100;
+
+/** What the holder of a lease is told: the lease went to another instance, or a cancel came through another instance. */
+export interface LeaseHolder {
+  lost(): void;
+  cancelRequested(): void;
+}
 
 export class TurnLeases {
-  private readonly held = new Map<string, { attempt: number; lost: () => void }>();
+  private readonly held = new Map<string, { attempt: number; holder: LeaseHolder; cancelSeen: boolean }>();
   private readonly timer: NodeJS.Timeout;
+  private readonly cancelTimer: NodeJS.Timeout;
+  private polling = false;
   private lastRenewedMs = performance.now();
   private ticking = false;
 
@@ -45,12 +62,32 @@ export class TurnLeases {
   ) {
     this.timer = setInterval(() => void this.tick(), Math.max(100, Math.floor(membership.turnLeaseMs / RENEWALS_PER_LEASE)));
     this.timer.unref();
+    this.cancelTimer = setInterval(() => void this.pollCancels(), CLUSTER_SIGNAL_POLL_MS);
+    this.cancelTimer.unref();
   }
 
-  /** Stores a new turn with this instance's lease on it; `lost` stops it if the lease goes. */
-  async admit(record: TurnRecord, text: TurnText, lost: () => void): Promise<void> {
+  /** Stores a new turn with this instance's lease on it; `holder` stops it if the lease goes or a cancel comes. */
+  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder): Promise<void> {
     await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs);
-    this.held.set(record.id, { attempt: record.attempt, lost });
+    this.held.set(record.id, { attempt: record.attempt, holder, cancelSeen: false });
+  }
+
+  /**
+   * Cancels a turn of the boundary that runs on another instance, or ran on one that is gone
+   * (CONTRACT.md §18): the mark on its row reaches its owner at its next poll, which ends it; a turn
+   * whose owner let its lease run out is taken over and ended here. Answers the turn as it ends (or,
+   * should it outlast a lease and a few seconds, as it is then).
+   */
+  async cancelElsewhere(boundaryId: string, turnId: string): Promise<TurnRecord | null> {
+    await requestTurnCancel(this.db, turnId, nowIso());
+    const deadline = performance.now() + this.membership.turnLeaseMs + 5_000;
+    for (;;) {
+      const taken = await endExpiredTurns(this.db, nowIso(), turnId);
+      if (taken.length > 0) this.logger.warn({ turnId, attempt: taken[0]!.attempt }, 'took over a cancelled turn whose owner is gone: ended it');
+      const record = await findTurn(this.db, boundaryId, turnId);
+      if (!record || !ACTIVE_STATUSES.includes(record.status) || performance.now() > deadline) return record;
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_WAIT_POLL_MS));
+    }
   }
 
   /** The turn has ended (or was let go): its lease is no longer renewed. */
@@ -60,6 +97,27 @@ export class TurnLeases {
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.cancelTimer);
+  }
+
+  /** Cancels asked through other instances (store/turn-leases.ts requestTurnCancel) reach the turns held here. */
+  private async pollCancels(): Promise<void> {
+    if (this.polling || this.held.size === 0) return;
+    this.polling = true;
+    try {
+      const unseen = [...this.held].filter(([, entry]) => !entry.cancelSeen).map(([id]) => id);
+      for (const id of await cancelsRequestedAmong(this.db, unseen)) {
+        const entry = this.held.get(id);
+        if (!entry || entry.cancelSeen) continue;
+        entry.cancelSeen = true;
+        this.logger.info({ turnId: id }, 'turn cancelled through another instance');
+        entry.holder.cancelRequested();
+      }
+    } catch {
+      // the next poll tries again; a database outage is reported by the requests that meet it
+    } finally {
+      this.polling = false;
+    }
   }
 
   private async tick(): Promise<void> {
@@ -96,14 +154,14 @@ export class TurnLeases {
       if (kept.has(id) || entry === undefined) continue;
       this.held.delete(id);
       this.logger.warn({ turnId: id, attempt }, 'turn lease lost: stopping the turn');
-      entry.lost();
+      entry.holder.lost();
     }
   }
 
   private async sweep(): Promise<void> {
     try {
       const ended = await endExpiredTurns(this.db, nowIso());
-      for (const turn of ended) this.logger.warn({ turnId: turn.id, attempt: turn.attempt }, 'took over a turn whose lease ran out: ended it as interrupted');
+      for (const turn of ended) this.logger.warn({ turnId: turn.id, attempt: turn.attempt, status: turn.status }, 'took over a turn whose lease ran out: ended it');
     } catch {
       // the next tick tries again; a database outage is reported by the requests that meet it
     }

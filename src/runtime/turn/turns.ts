@@ -11,6 +11,7 @@ import type { TurnRunner } from './turn-runner.ts';
 import { TurnLeaseLost, type TurnLeases } from './turn-leases.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
 import type { TraceParent } from '../../telemetry/tracing.ts';
+import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
 
 /**
  * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
@@ -72,7 +73,12 @@ export class TurnService {
     };
     const turn = this.active.reserve(record, session, attachments);
     try {
-      if (this.leases) await this.leases.admit(record, text, () => turn.abort.abort(new TurnLeaseLost()));
+      if (this.leases) {
+        await this.leases.admit(record, text, {
+          lost: () => turn.abort.abort(new TurnLeaseLost()),
+          cancelRequested: () => void this.runner.cancel(turn).catch(() => undefined),
+        });
+      }
       else await turnsTable.insertTurn(this.boundary.db, record, text);
     } catch (error) {
       this.active.drop(turn);
@@ -106,9 +112,13 @@ export class TurnService {
   async cancel(rawId: string): Promise<TurnRecord> {
     const record = await this.get(rawId);
     const active = this.active.get(record.id);
-    if (!active) return record;
-    await this.runner.cancel(active);
-    return this.get(record.id);
+    if (active) {
+      await this.runner.cancel(active);
+      return this.get(record.id);
+    }
+    // With --cluster, a turn this instance does not hold may run on another (or ran on one now gone).
+    if (this.leases && ACTIVE_STATUSES.includes(record.status)) return (await this.leases.cancelElsewhere(this.boundary.id, record.id)) ?? record;
+    return record;
   }
 
   async cancelAll(): Promise<void> {

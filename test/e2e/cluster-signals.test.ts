@@ -1,0 +1,166 @@
+// CONTRACT.md §18, issue 30 item 6: cancel and resolve work from any instance of a cluster. A
+// request of a turn running on one instance is listed and answered on another, and the owner acts
+// on the answer; a cancel asked on another instance stops the owner's tool and ends the turn
+// within 2 s; a turn whose owner is gone is ended by the instance that got the cancel. Real
+// processes on a real PostgreSQL, the fake provider.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBackend, type TestBackend } from '../support/backends.ts';
+import { fakeProviderModels } from '../support/server.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { http } from '../support/http.ts';
+import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+/**
+ * Long enough that no lease is lost while other test files load the machine (a turn taken over
+ * before its model request would leave the fake's scripted reply to the next test), short enough
+ * for the orphan's cancel to wait it out.
+ */
+const LEASE_SECONDS = 5;
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The pids of the processes whose command line is exactly `argv` (a tool's command, made unique by its argument). */
+function processesRunning(argv: string[]): number[] {
+  const wanted = argv.join('\0');
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0$/, '') === wanted) pids.push(Number(entry));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return pids;
+}
+
+const shellCall = (callId: string, command: string[]) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
+
+describe('cancel and resolve from any instance of a cluster', () => {
+  let backend: TestBackend;
+  let fake: FakeProvider;
+  let args: string[];
+  const running: AgentdProcess[] = [];
+  before(async () => {
+    backend = await createBackend('postgres');
+    fake = await startFakeProvider();
+    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-ws-')));
+    const modelsFile = join(backend.stateDir, 'models.json');
+    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
+    args = ['--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--database-url', backend.databaseUrl!, '--cluster', '--turn-lease-seconds', String(LEASE_SECONDS)];
+  });
+  afterEach(async () => {
+    for (const agentd of running.splice(0)) await agentd.kill();
+  });
+  after(async () => {
+    await fake.close();
+    await backend.drop();
+  });
+  const start = async (instanceId: string) => {
+    const agentd = await startAgentd([...args, '--instance-id', instanceId]);
+    running.push(agentd);
+    return agentd;
+  };
+  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
+  /** A session on `agentd` whose first turn has run: the provider and tool modules are loaded (docs/CLUSTER.md). */
+  const warmSession = async (agentd: AgentdProcess) => {
+    const session = (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
+    fake.enqueue({ kind: 'reply', text: 'warm' });
+    const warmUp = (await http('POST', `${agentd.url}/v1/sessions/${session.id}/turns`, { body: { input: 'warm up' } })).json;
+    await until('the warm-up turn', async () => (TERMINAL.includes((await turnOn(agentd, warmUp.id)).status) ? true : undefined));
+    return session;
+  };
+  const requestsOn = async (agentd: AgentdProcess, turnId: string) => (await http('GET', `${agentd.url}/v1/requests?turnId=${turnId}`)).json.data;
+  const resolveOn = (agentd: AgentdProcess, requestId: string, body: object) => http('POST', `${agentd.url}/v1/requests/${requestId}/resolve`, { body });
+
+  it('a request of a turn on alpha is listed and answered on beta; a cancel on beta kills alpha\'s tool within 2 s', async (t) => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await warmSession(alpha);
+    const sleeper = ['sleep', '37.25'];
+    fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_sleep', sleeper)] });
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'sleep a while' } })).json;
+
+    const [request] = await until('beta to list alpha\'s request', async () => {
+      const listed = await requestsOn(beta, turn.id);
+      return listed.length > 0 ? listed : undefined;
+    });
+    assert.deepEqual([request.kind, request.turnId, request.sessionId], ['tool_approval', turn.id, session.id]);
+    assert.deepEqual(request.options, ['allow_once', 'allow_session', 'deny']);
+    assert.deepEqual(await requestsOn(alpha, turn.id), [request], 'both instances list the same request');
+    assert.equal(processesRunning(sleeper).length, 0, 'nothing runs before the approval');
+
+    const invalid = await resolveOn(beta, request.id, { decision: 'allow' });
+    assert.deepEqual([invalid.status, invalid.json.error.code], [422, 'invalid_decision']);
+    const missing = await resolveOn(beta, '00000000-0000-7000-8000-000000000000', { decision: 'deny' });
+    assert.deepEqual([missing.status, missing.json.error.code], [404, 'request_not_found']);
+    const resolved = await resolveOn(beta, request.id, { decision: 'allow_once' });
+    assert.equal(resolved.status, 200);
+    assert.deepEqual(resolved.json, request);
+    for (const agentd of [beta, alpha]) {
+      const again = await resolveOn(agentd, request.id, { decision: 'deny' });
+      assert.deepEqual([again.status, again.json.error.code], [409, 'request_already_resolved'], 'the first answer wins on every instance');
+    }
+
+    // alpha acts on beta's answer: the tool runs there
+    await until('alpha to run the approved tool', async () => (processesRunning(sleeper).length > 0 ? true : undefined));
+    assert.deepEqual(await requestsOn(beta, turn.id), []);
+    assert.equal((await turnOn(alpha, turn.id)).status, 'running');
+
+    const askedAt = Date.now();
+    const cancelled = await http('POST', `${beta.url}/v1/turns/${turn.id}/cancel`);
+    const cancelMs = Date.now() - askedAt;
+    t.diagnostic(`cancelled through the other instance in ${cancelMs} ms`);
+    assert.equal(cancelled.status, 200);
+    assert.deepEqual([cancelled.json.status, cancelled.json.attempt], ['cancelled', 1], 'the owner ended it, no takeover');
+    assert.ok(cancelMs < 2_000, `the cancel took ${cancelMs} ms`);
+    assert.deepEqual(processesRunning(sleeper), [], 'the tool\'s process was killed');
+    assert.deepEqual([(await turnOn(alpha, turn.id)).status, (await turnOn(beta, turn.id)).status], ['cancelled', 'cancelled']);
+    assert.doesNotMatch(alpha.stdout(), /standing down|lease lost/);
+  });
+
+  it('a waiting turn whose owner died is ended by the instance that got the cancel; its request goes with it', async (t) => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await warmSession(alpha);
+    fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_touch', ['touch', 'never.txt'])] });
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'make a file' } })).json;
+    const [request] = await until('beta to list alpha\'s request', async () => {
+      const listed = await requestsOn(beta, turn.id);
+      return listed.length > 0 ? listed : undefined;
+    });
+
+    await alpha.kill();
+    const askedAt = Date.now();
+    const cancelled = await http('POST', `${beta.url}/v1/turns/${turn.id}/cancel`);
+    const cancelMs = Date.now() - askedAt;
+    t.diagnostic(`an orphan cancelled in ${cancelMs} ms (lease ${LEASE_SECONDS} s)`);
+    assert.equal(cancelled.status, 200);
+    assert.deepEqual([cancelled.json.status, cancelled.json.error, cancelled.json.attempt], ['cancelled', null, 2], 'taken over and cancelled, not interrupted');
+    assert.ok(cancelMs < LEASE_SECONDS * 1000 + 3_000, `the cancel took ${cancelMs} ms`);
+    assert.deepEqual(await requestsOn(beta, turn.id), []);
+    const late = await resolveOn(beta, request.id, { decision: 'allow_once' });
+    assert.deepEqual([late.status, late.json.error.code], [404, 'request_not_found'], 'a request of an ended turn cannot be answered');
+    // the session is free again, on any instance
+    fake.enqueue({ kind: 'reply', text: 'after' });
+    const next = (await http('POST', `${beta.url}/v1/sessions/${session.id}/turns`, { body: { input: 'again' } })).json;
+    const done = await until('the next turn', async () => {
+      const now = await turnOn(beta, next.id);
+      return TERMINAL.includes(now.status) ? now : undefined;
+    });
+    assert.equal(done.status, 'completed');
+  });
+});
