@@ -22,6 +22,6 @@ export const GUARDS = {
   },
   'request-limits': {
     modules: ['src/http/request-limits.ts'],
-    tests: ['test/http/edges.test.ts', 'test/e2e/edges-http.test.ts'],
+    tests: ['test/edges/request-head-limits.test.ts', 'test/http/edges.test.ts', 'test/e2e/edges-http.test.ts'],
   },
 };
