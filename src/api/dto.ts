@@ -85,6 +85,8 @@ export function projectHistoryTurn(turn: HistoryEntry): Record<string, unknown> 
     displayItems: projectHistoryItems(turn.displayItems, budget),
     usage: turn.usage,
     providerTelemetry: projectJson(turn.providerTelemetry, budget) ?? [],
+    changes: turn.changes?.changes ?? [],
+    changesTruncated: turn.changes?.changesTruncated ?? false,
   };
   if (budget.truncated) projected.projectionTruncated = true;
   return projected;
@@ -104,6 +106,8 @@ function projectProvisionalTurn(turn: TurnRecord): Record<string, unknown> {
     displayItems: [],
     usage: null,
     providerTelemetry: [],
+    changes: [],
+    changesTruncated: false,
     status: turn.status,
   };
   if (budget.truncated) projected.projectionTruncated = true;

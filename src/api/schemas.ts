@@ -140,12 +140,26 @@ export const TurnCompletion = Type.Object(
   { title: 'TurnCompletion' },
 );
 
+/** A turn's change receipt (CONTRACT.md §20): fields of TurnOutput and of each history turn. */
+const FileChange = Type.Object({
+  path: Type.String({ description: 'relative to the session cwd' }),
+  kind: Type.Union([Type.Literal('created'), Type.Literal('modified'), Type.Literal('deleted')]),
+  bytes: Type.Integer({ minimum: 0, description: 'the size after the turn; 0 for a deleted file' }),
+});
+const Changes = Type.Array(FileChange, {
+  maxItems: 1000,
+  description: 'the files the turn\'s tools (shell included, child agents included) created, modified or deleted under the session cwd, by path (docs/API.md, "Change receipts")',
+});
+const ChangesTruncated = Type.Boolean({ description: 'more files changed than listed (over 1,000, or a cwd too large to watch whole)' });
+
 export const TurnOutput = Type.Object(
   {
     responseId: Nullable(Type.String()),
     assistantText: Nullable(Type.String()),
     assistantTextTruncated: Type.Boolean(),
     completion: TurnCompletion,
+    changes: Type.Optional(Changes),
+    changesTruncated: Type.Optional(ChangesTruncated),
   },
   { title: 'TurnOutput' },
 );
@@ -214,6 +228,8 @@ const HistoryTurn = Type.Object({
   providerTelemetry: Type.Array(Type.Unknown(), {
     description: 'one entry per agent that made model requests, the main agent first; [] when none completed and on provisional entries',
   }),
+  changes: Type.Optional(Changes),
+  changesTruncated: Type.Optional(ChangesTruncated),
   status: Type.Optional(Type.String({ description: 'only on provisional entries for active turns' })),
   projectionTruncated: Type.Optional(Type.Boolean()),
 });

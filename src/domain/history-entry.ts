@@ -1,3 +1,4 @@
+import type { FileChanges } from './file-changes.ts';
 import type { CanonicalItem } from './canonical-item.ts';
 import { toUsageCounters, type ModelUsage, type UsageCounters } from './usage.ts';
 
@@ -26,6 +27,8 @@ export interface HistoryEntry {
   usage: UsageCounters | null;
   /** one entry per agent that made model requests, the main agent first (CONTRACT.md §15) */
   providerTelemetry: unknown[];
+  /** what the turn's tools changed in the workspace (CONTRACT.md §20); absent on entries no turn's tools wrote */
+  changes?: FileChanges;
 }
 
 /** An entry before the store gives it its index. */

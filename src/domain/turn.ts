@@ -1,4 +1,5 @@
 /** A turn as the runtime and the store hold it (the API maps it in api/dto.ts). */
+import type { FileChange } from './file-changes.ts';
 import type { TurnStatus } from './turn-status.ts';
 
 export interface TurnOutputRecord {
@@ -6,6 +7,9 @@ export interface TurnOutputRecord {
   assistantText: string | null;
   assistantTextTruncated: boolean;
   completion: { status: 'completed' | 'incomplete'; reason?: string; reasoningTokens: number | null };
+  /** the turn's change receipt (CONTRACT.md §20); absent on outputs stored before receipts */
+  changes?: FileChange[];
+  changesTruncated?: boolean;
 }
 
 export interface TurnRecord {

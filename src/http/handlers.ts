@@ -125,7 +125,7 @@ export function createHandlers(context: HandlerContext) {
       const { turns } = await context.runtimeFor(request, reply);
       const turn = await turns.get(request.params.id);
       if (!isTerminal(turn.status)) throw new ApiError('turn_not_terminal', 'the turn has not ended yet', toTurnDto(turn));
-      return { turn: toTurnDto(turn), output: turn.output };
+      return { turn: toTurnDto(turn), output: turn.output && { changes: [], changesTruncated: false, ...turn.output } };
     },
     cancelTurn: async (request: RequestOf, reply) => {
       const { turns } = await context.runtimeFor(request, reply);

@@ -1,3 +1,4 @@
+import type { FileChanges } from '../domain/file-changes.ts';
 import type { Db } from './database.ts';
 import type { HistoryTurnsTable, SessionsTable } from './schema.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
@@ -128,7 +129,7 @@ export async function insertHistoryEntry(db: Db, sessionId: string, entry: Histo
 
 const HISTORY_COLUMNS = {
   session_id: true, idx: true, turn_id: true, at: true, user_text: true, assistant_text: true, error: true,
-  response_id: true, effect: true, items: true, display_items: true, usage: true, provider_telemetry: true,
+  response_id: true, effect: true, items: true, display_items: true, usage: true, provider_telemetry: true, changes: true,
 } as const;
 
 const insertHistoryRow = preparedQuery((db, param: Param<HistoryTurnsTable>) => db.insertInto('history_turns').values(rowParams(param, HISTORY_COLUMNS)));
@@ -213,6 +214,7 @@ function toRow(sessionId: string, entry: HistoryEntry): HistoryTurnsTable {
     display_items: JSON.stringify(entry.displayItems),
     usage: entry.usage ? JSON.stringify(entry.usage) : null,
     provider_telemetry: JSON.stringify(entry.providerTelemetry),
+    changes: entry.changes ? JSON.stringify(entry.changes) : null,
   };
 }
 
@@ -230,5 +232,6 @@ function fromRow(row: HistoryTurnsTable): HistoryEntry {
     displayItems: JSON.parse(row.display_items) as unknown[],
     usage: row.usage ? (JSON.parse(row.usage) as UsageCounters) : null,
     providerTelemetry: telemetryList(row.provider_telemetry ? JSON.parse(row.provider_telemetry) : null),
+    ...(row.changes ? { changes: JSON.parse(row.changes) as FileChanges } : {}),
   };
 }

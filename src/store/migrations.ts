@@ -139,6 +139,15 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('human_requests_turn').on('human_requests').columns(['turn_id', 'status']).execute();
     },
   },
+  /*
+   * A turn's change receipt (CONTRACT.md §20) on its history entry: JSON {changes, changesTruncated},
+   * null for entries written before receipts and for entries no turn owns.
+   */
+  '0007_history_changes': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('history_turns').addColumn('changes', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -86,6 +86,8 @@ export interface HistoryTurnsTable {
   display_items: string;
   usage: string | null;
   provider_telemetry: string | null;
+  /** JSON FileChanges, null when the entry has no receipt */
+  changes: string | null;
 }
 
 export interface BoundariesTable {

@@ -124,6 +124,16 @@ export type TurnOutput = {
   assistantText: string | null;
   assistantTextTruncated: boolean;
   completion: TurnCompletion;
+  /** the files the turn's tools (shell included, child agents included) created, modified or deleted under the session cwd, by path (docs/API.md, "Change receipts") */
+  changes?: Array<{
+    /** relative to the session cwd */
+    path: string;
+    kind: "created" | "modified" | "deleted";
+    /** the size after the turn; 0 for a deleted file */
+    bytes: number;
+  }>;
+  /** more files changed than listed (over 1,000, or a cwd too large to watch whole) */
+  changesTruncated?: boolean;
 };
 
 export type TurnCompletion = {
@@ -194,6 +204,16 @@ export type HistoryPage = {
       } | null;
       /** one entry per agent that made model requests, the main agent first; [] when none completed and on provisional entries */
       providerTelemetry: unknown[];
+      /** the files the turn's tools (shell included, child agents included) created, modified or deleted under the session cwd, by path (docs/API.md, "Change receipts") */
+      changes?: Array<{
+        /** relative to the session cwd */
+        path: string;
+        kind: "created" | "modified" | "deleted";
+        /** the size after the turn; 0 for a deleted file */
+        bytes: number;
+      }>;
+      /** more files changed than listed (over 1,000, or a cwd too large to watch whole) */
+      changesTruncated?: boolean;
       /** only on provisional entries for active turns */
       status?: string;
       projectionTruncated?: boolean;

@@ -1,3 +1,4 @@
+import type { TurnReceipt } from './turn-receipt.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import type { DecodedAttachments } from '../../workspace/attachments.ts';
@@ -14,6 +15,8 @@ export interface ActiveTurn {
   readonly abort: AbortController;
   /** the turn's child agents (spawn_agent) */
   readonly agents: TurnAgents;
+  /** what the turn's tools changed in the workspace, once the turn has started running */
+  receipt?: TurnReceipt;
   /** settles when the turn is terminal and durable */
   readonly finished: Promise<void>;
 }

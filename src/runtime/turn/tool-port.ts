@@ -1,3 +1,4 @@
+import type { TurnReceipt } from './turn-receipt.ts';
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
 import type { RequestBroker } from './requests.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
@@ -82,6 +83,8 @@ export interface TurnToolScope {
   hub: EventHub;
   session: SessionRecord;
   port: TurnToolPort;
+  /** the turn's change receipt: every call that may write runs inside it */
+  receipt?: TurnReceipt;
 }
 
 /** Builds the tools of one agent (policy, approvals, execution); the composition root supplies it. */

@@ -1,3 +1,4 @@
+import { NO_FILE_CHANGES, type FileChanges } from '../../domain/file-changes.ts';
 import { boundEventText } from '../../domain/event-text.ts';
 import { buildHistoryEntry, type HistoryEffect, type NewHistoryEntry } from '../../domain/history-entry.ts';
 import type { TurnTransition } from '../../domain/turn-lifecycle.ts';
@@ -133,4 +134,14 @@ export function agentFinishedPayload(result: AgentLoopResult, output: TurnOutput
     usage: usage ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedTokens: usage.cachedTokens } : null,
     completion: output.completion,
   };
+}
+
+/**
+ * The ending with the turn's change receipt: on its history entry whatever the outcome, and on its
+ * output when it has one. A turn that never ran a tool has an empty receipt.
+ */
+export function withReceipt(ending: TurnEnding, receipt: { changes(): FileChanges } | undefined): TurnEnding {
+  const changes = receipt?.changes() ?? NO_FILE_CHANGES;
+  const transition = ending.transition.kind === 'complete' ? { ...ending.transition, output: { ...ending.transition.output, ...changes } } : ending.transition;
+  return { ...ending, transition, history: { ...ending.history, changes } };
 }

@@ -1,3 +1,4 @@
+import { TurnReceipt } from './turn-receipt.ts';
 import type { Logger } from 'pino';
 import { nowIso } from '../../domain/ids.ts';
 import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } from '../../domain/turn-lifecycle.ts';
@@ -24,7 +25,7 @@ import { UNTITLED } from '../session/sessions.ts';
 import type { RepositorySetups } from '../session/setup.ts';
 import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool-port.ts';
 import { streamEventListener } from './turn-events.ts';
-import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
+import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, withReceipt, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import type { TurnLeases } from './turn-leases.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
@@ -176,6 +177,8 @@ export class TurnRunner {
     const model = findModel(boundary.catalog, session.model);
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
     const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files, this.deps.commands);
+    const receipt = new TurnReceipt(session.cwd);
+    turn.receipt = receipt;
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
@@ -185,11 +188,11 @@ export class TurnRunner {
       const { AgentSupervisor } = await agentsModule();
       const agents = new AgentSupervisor({
         hub, session, turnId: record.id, model, adapter, agents: turn.agents, signal: turn.abort.signal, maxSteps: MAX_AGENT_STEPS, retry,
-        toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port }),
+        toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port, receipt }),
         portFor: (agentId) => this.portFor(turn, agentId),
         instructions: instructionsFor,
       });
-      const tools = agents.withSpawnAgent(await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null) }), null);
+      const tools = agents.withSpawnAgent(await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null), receipt }), null);
       hub.emit('agent.turn.started', session.id, record.id, {});
       const instructions = () => instructionsFor(tools.planMode());
       // `/compact` and `/clear` end here; a context too large for the window is compacted first.
@@ -253,7 +256,7 @@ export class TurnRunner {
     const { boundary, hub, logger } = this.deps;
     const { session } = turn;
     const at = nowIso();
-    const ending = endingOf(outcome, turn.record.id, text, at, findModel(boundary.catalog, session.model) ?? null, turn.agents.childRuns());
+    const ending = withReceipt(endingOf(outcome, turn.record.id, text, at, findModel(boundary.catalog, session.model) ?? null, turn.agents.childRuns()), turn.receipt);
     let step = applyTurnTransition(turn.record, ending.transition);
     if (outcome.kind === 'completed' && step.record.output) {
       hub.emit('agent.turn.finished', session.id, step.record.id, agentFinishedPayload(outcome.result, step.record.output));

@@ -76,7 +76,7 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
     // Cancelled while the approval was being stored: an approved change must not start after it.
     signal.throwIfAborted();
 
-    const outcome = await registry.run(prepared.call, {
+    const runCall = () => registry.run(prepared.call, {
       ...context,
       signal,
       planMode,
@@ -87,6 +87,7 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
       },
       requestHuman,
     });
+    const outcome = prepared.call.plan.readOnly || !scope.receipt ? await runCall() : await scope.receipt.around(runCall);
     signal.throwIfAborted();
     if (outcome.effects?.planMode) {
       planMode = outcome.effects.planMode === 'enter';
