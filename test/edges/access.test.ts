@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:net';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 function assertRefused(response: { status: number; json: any }, code: string, what: string): void {
@@ -121,5 +122,72 @@ describe('the bearer token comparison at its edge', () => {
       assert.equal(response.status, 401, authorization);
       assert.equal(response.json.error.code, 'unauthorized', authorization);
     }
+  });
+});
+
+describe('preflight, CORS headers and which checks apply in bearer mode', () => {
+  let server: TestServer;
+  const allowed = 'https://app.example';
+  const token = 'p'.repeat(40);
+  before(async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'agentd-edges-token-'));
+    const tokenFile = join(directory, 'token');
+    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+    server = await startTestServer({ args: ['--token-file', tokenFile, '--cors-origin', allowed] });
+  });
+  after(() => server.close());
+
+  it('answers a preflight from the allowed origin without the token, with every CORS header spelled out', async () => {
+    const preflight = await server.request('OPTIONS', '/v1/sessions', { headers: { origin: allowed, 'access-control-request-method': 'POST' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], allowed);
+    assert.equal(preflight.headers.vary, 'Origin');
+    assert.equal(preflight.headers['access-control-allow-methods'], 'GET, POST, PATCH, DELETE, OPTIONS');
+    assert.equal(preflight.headers['access-control-allow-headers'], 'Authorization, Content-Type, Last-Event-ID');
+    assert.equal(preflight.headers['access-control-max-age'], '600');
+    assert.equal(preflight.headers['access-control-expose-headers'], 'X-Request-ID, Retry-After');
+  });
+
+  it('treats OPTIONS without an Origin as an ordinary request (the token is required), and refuses a preflight from another origin', async () => {
+    const bare = await server.request('OPTIONS', '/v1/sessions');
+    assert.equal(bare.status, 401);
+    assert.equal(bare.json.error.code, 'unauthorized');
+    assertRefused(await server.request('OPTIONS', '/v1/sessions', { headers: { origin: 'https://evil.example' } }), 'origin_not_allowed', 'preflight from another origin');
+  });
+
+  it('does not let an allowed origin stand in for the token', async () => {
+    const response = await server.request('GET', '/v1/sessions', { headers: { origin: allowed } });
+    assert.equal(response.status, 401);
+    assert.equal((await server.request('GET', '/v1/sessions', { headers: { origin: allowed, authorization: `Bearer ${token}` } })).status, 200);
+  });
+
+  it('refuses a request with no Authorization header at all, and checks no Host with a token (the token is the proof)', async () => {
+    const none = await server.request('GET', '/v1/sessions');
+    assert.equal(none.status, 401);
+    assert.equal(none.json.error.code, 'unauthorized');
+    for (const host of ['agentd.example:443', 'localhost.evil.example', '10.0.0.7:4096']) {
+      assert.equal((await server.request('GET', '/v1/sessions', { headers: { host, authorization: `Bearer ${token}` } })).status, 200, host);
+    }
+  });
+});
+
+describe('a request with no Host header on a loopback server', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('is refused as invalid_host (HTTP/1.0 may omit it)', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(server.server.port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      socket.end('GET /healthz HTTP/1.0\r\n\r\n');
+    });
+    assert.match(answer, /^HTTP\/1\.[01] 403 /);
+    assert.match(answer, /"code":"invalid_host"/);
   });
 });
