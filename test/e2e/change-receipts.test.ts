@@ -47,6 +47,21 @@ for (const backend of BACKENDS) {
       assert.equal(entry.changesTruncated, false);
     });
 
+    it('a child agent\'s writes are on its turn\'s receipt', async () => {
+      const { fake, server } = harness;
+      const session = await harness.newSession();
+      const tag = `RECEIPT-${backend}`;
+      fake.route(`MAIN-${tag}`,
+        { kind: 'reply', toolCalls: [{ name: 'spawn_agent', arguments: JSON.stringify({ label: 'writer', prompt: `CHILD-${tag}: write` }), callId: 'call_spawn' }] },
+        { kind: 'reply', text: 'delegated' },
+      );
+      fake.route(`CHILD-${tag}`, { kind: 'reply', toolCalls: [shell('call_child', `printf abc > child-${backend}.txt`)] }, { kind: 'reply', text: 'written' });
+      const turn = await harness.submit(session.id, `MAIN-${tag}: delegate`);
+      assert.equal((await waitForTurn(server, turn.id)).status, 'completed');
+      const result = (await server.request('GET', `/v1/turns/${turn.id}/result`)).json;
+      assert.deepEqual(result.output.changes, [{ path: `child-${backend}.txt`, kind: 'created', bytes: 3 }]);
+    });
+
     it('a turn without tools, and a turn of read-only calls, changes nothing', async () => {
       const { fake, server } = harness;
       const session = await harness.newSession();
