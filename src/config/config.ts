@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { homedir, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { flagDefinition, parseFlags, UsageError, type RawFlags } from './flags.ts';
+import { flagDefinition, parseFlags, parseSize, UsageError, type RawFlags } from './flags.ts';
 import { readTokenFile, validateToken } from './token-file.ts';
 import type { TenantRegistry } from './tenant-registry.ts';
 import { sandboxRunnerFileProblem } from './sandbox-runner-file.ts';
@@ -23,6 +23,11 @@ export interface Limits {
   modelStallTimeoutMs: number;
 }
 
+export interface SandboxQuota {
+  bytes: number;
+  inodes: number;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -37,6 +42,8 @@ export interface Config {
   /** With a registry: the given root, else `<state dir>/tenants`. */
   tenantStateRoot: string | null;
   sandboxRunner: string | null;
+  /** each tenant sandbox's file system (--sandbox-disk-quota, --sandbox-inode-quota); null when turned off (0) */
+  sandboxQuota: SandboxQuota | null;
   yolo: boolean;
   corsOrigins: string[];
   /** As given (absolute); canonicalised by the workspace layer at start-up. */
@@ -192,6 +199,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     tenants,
     tenantStateRoot: effectiveTenantStateRoot,
     sandboxRunner,
+    sandboxQuota: sandboxQuota(flags),
     yolo: flags.get('yolo') === true,
     corsOrigins,
     workspaceRoots,
@@ -227,6 +235,23 @@ function integerFlag(flags: RawFlags, name: string): number {
     throw new UsageError(max === Number.MAX_SAFE_INTEGER ? `--${name}: must be at least ${min}` : `--${name}: must be between ${min} and ${max}`);
   }
   return value;
+}
+
+/** A size flag (flags.ts parseSize); 0 is always accepted: it turns the feature off. */
+function sizeFlag(flags: RawFlags, name: string): number {
+  const { default: fallback, min = 0 } = flagDefinition(name);
+  const raw = (flags.get(name) as string | undefined) ?? String(fallback);
+  const bytes = parseSize(raw);
+  if (bytes === null) throw new UsageError(`--${name}: expected a size such as 16M or 10G, got "${raw}"`);
+  if (bytes !== 0 && bytes < min) throw new UsageError(`--${name}: must be 0 (off) or at least ${min} bytes`);
+  return bytes;
+}
+
+function sandboxQuota(flags: RawFlags): SandboxQuota | null {
+  const bytes = sizeFlag(flags, 'sandbox-disk-quota');
+  const inodes = integerFlag(flags, 'sandbox-inode-quota');
+  if (bytes === 0 && flags.has('sandbox-inode-quota')) throw new UsageError('--sandbox-inode-quota: needs a disk quota (--sandbox-disk-quota is 0)');
+  return bytes === 0 ? null : { bytes, inodes };
 }
 
 /** A per-tenant flag may not exceed its global one; its default is capped by it. */

@@ -1,6 +1,6 @@
 /** The command-line flags of `agentd serve`: one table drives parsing, validation and --help. */
 
-export type FlagKind = 'string' | 'integer' | 'boolean' | 'list';
+export type FlagKind = 'string' | 'integer' | 'size' | 'boolean' | 'list';
 
 export interface FlagDefinition {
   name: string;
@@ -23,6 +23,8 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'tenant-registry', kind: 'string', help: 'multi-tenant credential registry (JSON, mode 0600)' },
   { name: 'tenant-state-root', kind: 'string', help: 'server-owned tenant storage (with --tenant-registry)' },
   { name: 'sandbox-runner', kind: 'string', help: 'trusted sandbox runner program (docs/SANDBOX.md)' },
+  { name: 'sandbox-disk-quota', kind: 'size', help: 'size of each tenant sandbox\'s file system: bytes, or K, M, G, T (powers of 1024); 0 = no disk or inode quota (docs/SANDBOX.md)', default: '10G', min: 8 * 1024 * 1024 },
+  { name: 'sandbox-inode-quota', kind: 'integer', help: 'files and directories a tenant sandbox may hold (with a disk quota)', default: 1_000_000, min: 64, max: 4_000_000_000 },
   { name: 'yolo', kind: 'boolean', help: 'auto-approve tool_approval and root_access requests' },
   { name: 'cors-origin', kind: 'list', help: 'allowed browser origin, exact (repeatable)' },
   { name: 'workspace-root', kind: 'list', help: 'allowed workspace root (repeatable)', defaultText: 'current directory' },
@@ -56,6 +58,16 @@ export function flagDefinition(name: string): FlagDefinition {
   const definition = FLAGS_BY_NAME.get(name);
   if (!definition) throw new Error(`no flag --${name} in SERVE_FLAGS`);
   return definition;
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** `16M`, `10GiB`, `4096`: a byte count with an optional binary unit; null when it is not one. */
+export function parseSize(text: string): number | null {
+  const match = /^(\d+)\s*([KMGT]?)(?:i?B)?$/i.exec(text.trim());
+  if (!match) return null;
+  const bytes = Number(match[1]) * SIZE_UNITS[match[2].toUpperCase()];
+  return Number.isSafeInteger(bytes) ? bytes : null;
 }
 
 function defaultTextOf(flag: FlagDefinition): string | undefined {

@@ -23,6 +23,8 @@ import { clusterMembership } from '../runtime/turn/turn-leases.ts';
 import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
 import { TenantRuntimes } from './tenant-runtimes.ts';
+import { mountTenantDisk, TenantDiskError, type TenantDisk } from './tenant-disk.ts';
+import { UsageError } from '../config/flags.ts';
 import type { Tenant } from '../config/tenant-registry.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 
@@ -64,6 +66,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   const provisioned = await provisionTenants({ adminUrl, tenantStateRoot: stateRoot, tenants: registry.tenants });
   const databaseUrls = new Map(provisioned.map((tenant) => [tenant.tenantId, tenant.databaseUrl]));
   logger.info({ tenants: provisioned.length }, 'tenants provisioned');
+  const disks = sandboxRunner !== null && config.sandboxQuota !== null ? await mountTenantDisks(config, logger) : new Map<string, TenantDisk>();
 
   // without a sandbox, no tool that declares it executes (Tool.executes) is offered
   const registryFor = lazyToolRegistries({ withoutExecutingTools: sandboxRunner === null });
@@ -74,7 +77,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     const stateDir = tenantStateDir(stateRoot, tenant.id);
     // Migrations ran at provisioning, as the tenant role.
     const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false, claim });
-    const sandboxHome = join(stateDir, 'sandbox-home');
+    const sandboxHome = disks.get(tenant.id)?.home ?? join(stateDir, 'sandbox-home');
     if (sandboxRunner !== null) mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
     try {
       const workspaceRoots = [tenant.workspaceRoot];
@@ -111,6 +114,43 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       else reply.raw.once('close', lease.release);
       return lease.runtime;
     },
-    close: () => runtimes.closeAll(),
+    close: async () => {
+      await runtimes.closeAll();
+      await unmountTenantDisks(disks, logger);
+    },
   };
+}
+
+/**
+ * Every tenant's quota'd file system, mounted before the server binds (tenant-disk.ts). A host
+ * that cannot give one (not root, no loop device, no mkfs.ext4) stops start-up naming the flag:
+ * a tenant never runs without the quota the operator asked for.
+ */
+async function mountTenantDisks(config: Config, logger: Logger): Promise<Map<string, TenantDisk>> {
+  const quota = config.sandboxQuota!;
+  const disks = new Map<string, TenantDisk>();
+  const refuse = (reason: string) =>
+    new UsageError(`--sandbox-disk-quota: ${reason}; a quota needs root, loop devices and mkfs.ext4 (e2fsprogs), or give --sandbox-disk-quota 0 to run tenants without one`);
+  if (process.getuid?.() !== 0) throw refuse('the server is not root, so it cannot mount a tenant\'s file system');
+  try {
+    for (const tenant of config.tenants!.tenants) {
+      const disk = await mountTenantDisk(tenantStateDir(config.tenantStateRoot!, tenant.id), tenant.workspaceRoot, quota).catch((error: Error) => {
+        throw error instanceof TenantDiskError ? refuse(`tenant ${tenant.id}: ${error.message}`) : error;
+      });
+      disks.set(tenant.id, disk);
+      if (disk.keptLargerBytes !== null) logger.warn({ tenant: tenant.id, bytes: disk.keptLargerBytes }, 'the tenant\'s file system is larger than --sandbox-disk-quota and is kept (it is never shrunk)');
+    }
+  } catch (error) {
+    await unmountTenantDisks(disks, logger);
+    throw error;
+  }
+  logger.info({ tenants: disks.size, bytes: quota.bytes, inodes: quota.inodes }, 'tenant file systems mounted');
+  return disks;
+}
+
+async function unmountTenantDisks(disks: Map<string, TenantDisk>, logger: Logger): Promise<void> {
+  for (const [tenant, disk] of disks) {
+    await disk.close().catch((error: Error) => logger.error({ tenant, err: error.message }, 'cannot unmount the tenant\'s file system'));
+  }
+  disks.clear();
 }

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, UsageError } from '../../src/config/config.ts';
-import { formatServeHelp, SERVE_FLAGS } from '../../src/config/flags.ts';
+import { formatServeHelp, parseSize, SERVE_FLAGS } from '../../src/config/flags.ts';
 
 const NO_TOKEN = {};
 
@@ -30,10 +30,11 @@ describe('the flag table', () => {
         'max-event-subscribers-per-tenant': config.limits.maxEventSubscribersPerTenant, 'event-replay-limit': config.limits.eventReplayLimit,
         'maximum-request-bytes': config.limits.maximumRequestBytes, 'model-stall-timeout': config.limits.modelStallTimeoutMs / 1000,
         'turn-lease-seconds': config.turnLeaseSeconds,
+        'sandbox-disk-quota': config.sandboxQuota?.bytes, 'sandbox-inode-quota': config.sandboxQuota?.inodes,
       };
       const help = formatServeHelp();
       for (const flag of SERVE_FLAGS.filter((row) => row.default !== undefined)) {
-        assert.equal(valueOf[flag.name], flag.default, `--${flag.name}`);
+        assert.equal(valueOf[flag.name], flag.kind === 'size' ? parseSize(String(flag.default)) : flag.default, `--${flag.name}`);
         assert.match(help, new RegExp(`--${flag.name} .*\\(default: ${flag.default}\\)`));
       }
       assert.equal(Object.keys(valueOf).length, SERVE_FLAGS.filter((row) => row.default !== undefined).length, 'every default is checked');
@@ -53,6 +54,22 @@ describe('the flag table', () => {
           else await assert.rejects(loading, (error: unknown) => error instanceof UsageError && error.message.startsWith(`--${flag.name}: must be`));
         }
       }
+    });
+  });
+
+  it('reads a size flag with binary units, takes 0 as off and refuses less than its minimum or a non-size', async () => {
+    await withStateDir(async (stateDir) => {
+      const quota = async (...argv: string[]) => (await loadConfig(['--state-dir', stateDir, ...argv], NO_TOKEN, stateDir)).sandboxQuota;
+      assert.deepEqual(await quota(), { bytes: 10 * 1024 ** 3, inodes: 1_000_000 });
+      assert.deepEqual(await quota('--sandbox-disk-quota', '16M', '--sandbox-inode-quota', '200'), { bytes: 16 * 1024 ** 2, inodes: 200 });
+      assert.equal((await quota('--sandbox-disk-quota', '8MiB'))?.bytes, 8 * 1024 ** 2);
+      assert.equal((await quota('--sandbox-disk-quota', '1t'))?.bytes, 1024 ** 4);
+      assert.equal(await quota('--sandbox-disk-quota', '0'), null);
+      const refused = async (argv: string[], message: RegExp) =>
+        assert.rejects(quota(...argv), (error: unknown) => error instanceof UsageError && message.test(error.message));
+      await refused(['--sandbox-disk-quota', '7M'], /^--sandbox-disk-quota: must be 0 \(off\) or at least 8388608 bytes$/);
+      for (const bad of ['ten', '-1', '1.5G', '10X', '']) await refused(['--sandbox-disk-quota', bad], /^--sandbox-disk-quota: expected a size/);
+      await refused(['--sandbox-disk-quota', '0', '--sandbox-inode-quota', '500'], /^--sandbox-inode-quota: needs a disk quota/);
     });
   });
 });
