@@ -160,6 +160,65 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
     assert.doesNotMatch(environment, /^HOME=\/root|DATABASE|TOKEN|API_KEY/m);
   });
 
+  it('writes nothing outside A\'s workspace when the guest swaps directories of the half-written tree, and the .partial itself, for links during the checkout', async () => {
+    const source = join(a.workspaceRoot, 'wide');
+    const files: Record<string, string> = {};
+    for (let index = 0; index < 3000; index++) files[`tree/${index % 20}/file-${index}.txt`] = `${index}\n`;
+    // a name B already has: a host that wrote through a link would overwrite B's canary
+    for (let index = 0; index < 20; index++) files[`tree/${index}/b-canary.txt`] = 'overwritten\n';
+    for (let index = 0; index < 20; index++) mkdirSync(join(source, 'tree', String(index)), { recursive: true });
+    makeRepository(source, files);
+    asTheTenant(a, source);
+    await letSocketsSettle();
+    const bBefore = readdirSync(b.workspaceRoot).sort();
+    const outsideBefore = readdirSync(hosted.fixture.dir).sort();
+    // Every directory of the tree git is writing flips to a link to B's workspace (host path) or
+    // the fixture's directory; once some did, the .partial directory itself becomes a link to B.
+    const swapper = `python3 - <<'EOF'
+import glob, os, time
+targets = ['${b.workspaceRoot}', '${hosted.fixture.dir}']
+end = time.time() + 90
+swaps = 0
+partial_swapped = False
+while time.time() < end and not os.path.exists('/workspace/stop-swapping-checkout'):
+    open('/workspace/checkout-swapping', 'w').close()
+    for directory in glob.glob('/workspace/.agentd-checkouts/*.partial/tree/*'):
+        if directory.endswith('.real') or os.path.islink(directory):
+            continue
+        try:
+            os.rename(directory, directory + '.real')
+            os.symlink(targets[swaps % 2], directory)
+            swaps += 1
+            open('/workspace/checkout-swaps', 'w').write(str(swaps))
+        except OSError:
+            pass
+    if swaps >= 5 and not partial_swapped:
+        for partial in glob.glob('/workspace/.agentd-checkouts/*.partial'):
+            try:
+                os.rename(partial, partial + '.real')
+                os.symlink(targets[0], partial)
+                partial_swapped = True
+            except OSError:
+                pass
+print('swaps', swaps, 'partial', partial_swapped)
+EOF`;
+    const swapped = await startShell(a, 'swapper: lead the checkout to B', swapper);
+    while (!existsSync(join(a.workspaceRoot, 'checkout-swapping'))) await new Promise((resolve) => setTimeout(resolve, 20));
+    const { session, ended } = await repositorySession(a, { url: 'wide' });
+    writeFileSync(join(a.workspaceRoot, 'stop-swapping-checkout'), '');
+    const turn = await swapped();
+    assert.equal(turn.status, 'completed');
+    const swaps = existsSync(join(a.workspaceRoot, 'checkout-swaps')) ? Number(readFileSync(join(a.workspaceRoot, 'checkout-swaps'), 'utf8')) : 0;
+    assert.ok(swaps > 0, `the guest swapped directories while git wrote them: the race was run (setup ended ${JSON.stringify(ended)})`);
+    assert.equal(readFileSync(join(b.workspaceRoot, 'b-canary.txt'), 'utf8'), `${CANARY}\n`, 'B\'s canary is untouched');
+    assert.deepEqual(readdirSync(b.workspaceRoot).sort(), bBefore, 'nothing was written into B\'s workspace');
+    assert.deepEqual(readdirSync(hosted.fixture.dir).sort(), outsideBefore, 'nothing was written beside the workspaces');
+    // deleting the session removes the links, not what they point to
+    assert.equal((await a.request('DELETE', `/v1/sessions/${session.id}`)).status, 204);
+    assert.equal(readFileSync(join(b.workspaceRoot, 'b-canary.txt'), 'utf8'), `${CANARY}\n`);
+    assert.ok(existsSync(join(b.workspaceRoot, 'b-repo', 'b-secret.txt')));
+  });
+
   it('deletes a checkout without following a directory swapped for a link to another tenant', async () => {
     const source = join(a.workspaceRoot, 'deep');
     const files: Record<string, string> = {};
