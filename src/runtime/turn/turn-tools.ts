@@ -87,7 +87,11 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
       },
       requestHuman,
     });
-    const outcome = prepared.call.plan.readOnly || !scope.receipt ? await runCall() : await scope.receipt.around(runCall);
+    // A shell command run unattended on a confining host sees the workspace read-only (bubblewrap):
+    // it cannot write, so the receipt's two walks of the cwd are spared.
+    const confinedReadOnly = prepared.call.plan.command !== undefined && authorization.unattended && options.confinedExecution && !sandboxed;
+    const mayWrite = !prepared.call.plan.readOnly && !confinedReadOnly;
+    const outcome = mayWrite && scope.receipt ? await scope.receipt.around(runCall) : await runCall();
     signal.throwIfAborted();
     if (outcome.effects?.planMode) {
       planMode = outcome.effects.planMode === 'enter';
