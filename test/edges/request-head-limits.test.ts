@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { MAX_HEAD_BYTES, MAX_URL_BYTES } from '../../src/http/request-limits.ts';
 
 /** Sends the bytes and returns the status and error code of the one response. */
-function exchange(port: number, bytes: Buffer): Promise<{ status: number; code: string | undefined }> {
+function exchange(port: number, bytes: Buffer): Promise<{ status: number; code: string | undefined; message?: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -21,7 +21,8 @@ function exchange(port: number, bytes: Buffer): Promise<{ status: number; code: 
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const body = text.slice(text.indexOf('\r\n\r\n') + 4);
-      resolve({ status: Number(text.split(' ')[1]), code: body.startsWith('{') ? JSON.parse(body).error?.code : undefined });
+      const error = body.startsWith('{') ? JSON.parse(body).error : undefined;
+      resolve({ status: Number(text.split(' ')[1]), code: error?.code, ...(error ? { message: error.message } : {}) });
     });
     socket.end(bytes);
   });
@@ -61,13 +62,13 @@ describe('request head limits at their edges', () => {
 
   it('answers a target of exactly 8,192 bytes and refuses 8,193 with 414', async () => {
     assert.deepEqual(await exchange(port, requestWithHead(port, targetOf(MAX_URL_BYTES), 9000)), { status: 200, code: undefined });
-    assert.deepEqual(await exchange(port, requestWithHead(port, targetOf(MAX_URL_BYTES + 1), 9000)), { status: 414, code: 'uri_too_long' });
+    assert.deepEqual(await exchange(port, requestWithHead(port, targetOf(MAX_URL_BYTES + 1), 9000)), { status: 414, code: 'uri_too_long', message: 'the request URL exceeds 8192 bytes' });
   });
 
   for (const unit of ['h', 'é', '€', '😀']) {
     it(`answers a head of exactly 16,384 bytes and refuses 16,385 with 431 (header bytes of ${JSON.stringify(unit)})`, async () => {
       assert.deepEqual(await exchange(port, requestWithHead(port, '/healthz', MAX_HEAD_BYTES, unit)), { status: 200, code: undefined });
-      assert.deepEqual(await exchange(port, requestWithHead(port, '/healthz', MAX_HEAD_BYTES + 1, unit)), { status: 431, code: 'request_header_fields_too_large' });
+      assert.deepEqual(await exchange(port, requestWithHead(port, '/healthz', MAX_HEAD_BYTES + 1, unit)), { status: 431, code: 'request_header_fields_too_large', message: 'the request line and headers exceed 16384 bytes' });
     });
   }
 
