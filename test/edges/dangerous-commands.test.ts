@@ -128,7 +128,7 @@ test('each refusal says why, naming what it would destroy', () => {
 });
 
 test('catastrophic targets: top-level and home, never one level deeper', () => {
-  for (const target of ['/', '/*', '//', '/usr', '/usr/', '/usr/*', '/usr/*/*', '/./usr', '/tmp/..', '~', '~/', '~/*', '~alice', '$HOME', '${HOME}', '$HOME/', '${HOME}/*']) {
+  for (const target of ['/', '/*', '//', '/usr', '/usr/', '/usr/*', '/usr/*/*', '/./usr', '/tmp/..', '~', '~/', '~/*', '~alice', '$HOME', '${HOME}', '$HOME/', '${HOME}/*', '~/*/*', '$HOME/*/*', '/*/*']) {
     assertRefused(`rm -rf ${target}`);
   }
   for (const target of ['/usr/lib', '/usr/*/x', '~/x', '~alice/x', '$HOME/x', '${HOME}/x', 'usr', './usr', '.', '*']) assertRuns(`rm -rf ${target}`);
