@@ -14,15 +14,25 @@ import { insertTurn } from './turns.ts';
 /** Now on the database's clock, in epoch milliseconds. */
 const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
-/** Inserts a new turn together with its lease, held by `owner` for `leaseMs`: both or neither. */
-export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+/**
+ * Inserts a new turn together with its lease, held by `owner` for `leaseMs`: both or neither, and
+ * only while no other turn of its session is active on any instance (false, nothing stored). The
+ * check and the insert hold a transaction lock on the session, so two instances admitting a turn
+ * of one session at once take turns: the second sees the first's turn.
+ */
+export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    // A one-bigint advisory key: apart from the database claim's two-integer key (database-claim.ts).
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd session ${turn.sessionId}`}, 0))`.execute(trx);
+    const busy = await trx.selectFrom('turns').select('id').where('session_id', '=', turn.sessionId).where('status', 'in', [...ACTIVE_STATUSES]).limit(1).executeTakeFirst();
+    if (busy) return false;
     await insertTurn(trx, turn, text);
     await trx
       .updateTable('turns')
       .set({ lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
       .where('id', '=', turn.id)
       .execute();
+    return true;
   });
 }
 

@@ -9,6 +9,7 @@ import type { Db } from '../../store/database.ts';
 import { cancelsRequestedAmong, endExpiredTurns, insertLeasedTurn, renewTurnLeases, requestTurnCancel } from '../../store/turn-leases.ts';
 import { findTurn } from '../../store/turns.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
+import { ApiError } from '../../domain/errors.ts';
 import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Config } from '../../config/config.ts';
@@ -66,9 +67,13 @@ export class TurnLeases {
     this.cancelTimer.unref();
   }
 
-  /** Stores a new turn with this instance's lease on it; `holder` stops it if the lease goes or a cancel comes. */
+  /**
+   * Stores a new turn with this instance's lease on it; `holder` stops it if the lease goes or a
+   * cancel comes. 409 session_busy while another turn of the session is active on any instance.
+   */
   async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder): Promise<void> {
-    await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs);
+    const stored = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs);
+    if (!stored) throw new ApiError('session_busy', 'the session has an active turn');
     this.held.set(record.id, { attempt: record.attempt, holder, cancelSeen: false });
   }
 

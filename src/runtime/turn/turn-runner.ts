@@ -73,6 +73,8 @@ interface SchedulerSlot {
  */
 export class TurnRunner {
   private readonly slots = new Map<ActiveTurn, SchedulerSlot>();
+  /** --cluster: each turn's chain of stored states short of the end (storeShown) */
+  private readonly rowWrites = new WeakMap<ActiveTurn, Promise<void>>();
   private readonly telemetry: RuntimeTelemetry;
   /** the tenant label of turn and token metrics: none in single-user mode */
   private readonly tenant: string | undefined;
@@ -236,15 +238,39 @@ export class TurnRunner {
 
   /**
    * A transition short of the end (start, wait, resume): the live record changes and its event is
-   * published; the row keeps `queued` until the terminal write, which carries startedAt. Nothing
-   * reads an active turn's row for its status: GET, list and idempotency answer it from memory
-   * (TurnService), and start-up recovery fails queued, running and waiting rows alike as
-   * `interrupted` (CONTRACT.md §5), so storing these states would promise nothing.
+   * published. Without --cluster the row keeps `queued` until the terminal write, which carries
+   * startedAt: nothing in this process reads an active turn's row for its status (GET, list and
+   * idempotency answer it from memory, TurnService), and start-up recovery fails queued, running
+   * and waiting rows alike as `interrupted` (CONTRACT.md §5). With --cluster other instances read
+   * the row, so it is stored too (storeShown).
    */
   private advance(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): void {
     const step = applyTurnTransition(turn.record, transition);
     turn.record = step.record;
     if (step.event) this.deps.hub.emit(step.event.type, turn.session.id, step.record.id, step.event.data);
+    if (this.deps.leases) this.storeShown(turn, step.record);
+  }
+
+  /**
+   * --cluster: other instances answer the turn from its row, so each state short of the end is
+   * stored too, in order, under the turn's fencing number; the terminal write waits for them
+   * (rowWritten). A refused write means another instance took the turn over: the run stops.
+   */
+  private storeShown(turn: ActiveTurn, record: TurnRecord): void {
+    const previous = this.rowWrites.get(turn) ?? Promise.resolve();
+    const write = previous.then(() =>
+      updateTurn(this.deps.boundary.db, record).catch((error: unknown) => {
+        if (error instanceof StaleTurnWrite) turn.abort.abort(error);
+        else this.deps.logger.warn({ err: error, turnId: record.id }, 'could not store the turn\'s status; its end is stored all the same');
+      }),
+    );
+    this.rowWrites.set(turn, write);
+  }
+
+  /** The states stored by storeShown have landed (or failed): the terminal write may follow. */
+  private async rowWritten(turn: ActiveTurn): Promise<void> {
+    await this.rowWrites.get(turn);
+    this.rowWrites.delete(turn);
   }
 
   /**
@@ -262,6 +288,7 @@ export class TurnRunner {
       hub.emit('agent.turn.finished', session.id, step.record.id, agentFinishedPayload(outcome.result, step.record.output));
     }
     const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(text.input) : null;
+    await this.rowWritten(turn);
     try {
       const changes = { sessionId: session.id, updatedAt: at, derivedTitle, spending: ending.spending };
       const record = step.record;
@@ -284,6 +311,7 @@ export class TurnRunner {
   /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */
   private async endWithoutRunning(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): Promise<void> {
     const step = applyTurnTransition(turn.record, transition);
+    await this.rowWritten(turn);
     try {
       await updateTurn(this.deps.boundary.db, step.record);
     } catch (error) {
