@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { HumanRequest, Nullable, Timestamp, TurnCompletion } from './schemas.ts';
+import { HumanRequest, Nullable, Session, Timestamp, TurnCompletion } from './schemas.ts';
 
 /**
  * The event catalogue (SPEC.md §6, CONTRACT.md §6 and §13): every SSE event type with when it is
@@ -100,6 +100,9 @@ export const EVENT_CATALOGUE = {
   'agent.finished': { sent: 'a child agent ended (completed, failed or cancelled)', data: Type.Object({ agentId: Type.String(), status: AgentStatus }) },
   'request.created': { sent: 'a human request waits for an answer; data is the HumanRequest itself', data: HumanRequest },
   'request.resolved': { sent: 'a human request was answered, cancelled or expired; drop it from the pending list', data: Type.Object({ requestId: Type.String() }) },
+  'session.created': { sent: 'a session was created (a fork too); sessionId is the new session', data: Type.Object({ session: Session }) },
+  'session.updated': { sent: 'a session was renamed (by PATCH or its first turn), archived or unarchived', data: Type.Object({ session: Session }) },
+  'session.deleted': { sent: 'a session and its history were deleted', data: Nothing },
   'session.setup.started': { sent: 'the session\'s repository checkout began', data: SetupTarget },
   'session.setup.step': {
     sent: 'a checkout command started (running) or ended',

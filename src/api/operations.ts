@@ -43,7 +43,7 @@ export const OPERATIONS: Operation[] = [
   },
   { operationId: 'createSession', method: 'POST', url: '/v1/sessions', summary: 'Create a durable session', body: S.CreateSession, success: { status: 201, schema: S.Session, description: 'the new session' }, errors: [400, 403, 413, 415, 422, 503] },
   { operationId: 'getSession', method: 'GET', url: '/v1/sessions/:id', summary: 'One session', success: { status: 200, schema: S.Session, description: 'the session' }, errors: [404] },
-  { operationId: 'patchSession', method: 'PATCH', url: '/v1/sessions/:id', summary: 'Rename or archive (exactly one field)', body: S.PatchSession, success: { status: 200, schema: S.Session, description: 'the session after the change' }, errors: [400, 404, 409, 413, 415, 422] },
+  { operationId: 'patchSession', method: 'PATCH', url: '/v1/sessions/:id', summary: 'Rename, archive, or change the model or effort (exactly one field)', body: S.PatchSession, success: { status: 200, schema: S.Session, description: 'the session after the change' }, errors: [400, 404, 409, 413, 415, 422] },
   { operationId: 'deleteSession', method: 'DELETE', url: '/v1/sessions/:id', summary: 'Delete an inactive session with its history', success: { status: 204, schema: null, description: 'deleted' }, errors: [404, 409] },
   {
     operationId: 'getHistory', method: 'GET', url: '/v1/sessions/:id/history', summary: 'Paginated, projected history',

@@ -78,8 +78,13 @@ export const CreateSession = Type.Object(
 );
 
 export const PatchSession = Type.Object(
-  { title: Type.Optional(Type.String({ maxLength: 512 })), archived: Type.Optional(Type.Boolean()) },
-  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title or archived' },
+  {
+    title: Type.Optional(Type.String({ maxLength: 512 })),
+    archived: Type.Optional(Type.Boolean()),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'a catalog id; the session\'s effort must suit it' })),
+    effort: Type.Optional(Effort),
+  },
+  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title, archived, model or effort' },
 );
 
 export const ForkSession = Type.Object(

@@ -53,7 +53,7 @@ export class BoundaryRuntime {
     const sharedRequests = boundary.cluster ? { db: boundary.db, boundaryId: boundary.id, attemptOf: (turnId: string) => activeTurns.get(turnId)?.record.attempt, logger } : null;
     this.requests = new RequestBroker(hub, telemetry?.metrics, sharedRequests);
     const contexts = new ModelContextCache(boundary.db);
-    this.sessions = new SessionService(boundary, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
+    this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
     const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases });
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases);

@@ -181,9 +181,18 @@ export async function updateSessionFields(
   db: Db,
   boundaryId: string,
   id: string,
-  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt' | 'ownsCheckout'>>,
+  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt' | 'ownsCheckout' | 'effort' | 'spentCostUsd'>> & {
+    /** the catalog model the session moves to, with the connection it speaks through */
+    model?: Pick<SessionRecord, 'provider' | 'connection' | 'model' | 'transportModel' | 'dialect'> & { contextWindow: number | null };
+  },
 ): Promise<void> {
   const row: Partial<SessionsTable> = {};
+  if (fields.model !== undefined) {
+    const { provider, connection, model, transportModel, dialect, contextWindow } = fields.model;
+    Object.assign(row, { provider, connection, model, transport_model: transportModel, dialect, context_window: contextWindow });
+  }
+  if (fields.effort !== undefined) row.effort = fields.effort;
+  if (fields.spentCostUsd !== undefined) row.spent_cost_usd = fields.spentCostUsd;
   if (fields.title !== undefined) row.title = encodeStoredText(fields.title);
   if (fields.titleIsManual !== undefined) row.title_is_manual = fields.titleIsManual ? 1 : 0;
   if (fields.archived !== undefined) row.archived = fields.archived ? 1 : 0;

@@ -17,10 +17,10 @@ export class EventRecorder {
   private waiters: { test: (event: ReceivedEvent) => boolean; resolve: (event: ReceivedEvent) => void }[] = [];
   readonly opened: Promise<void>;
 
-  constructor(url: string, options: { lastEventId?: number; headers?: Record<string, string> } = {}) {
+  constructor(url: string, options: { lastEventId?: number; headers?: Record<string, string>; /** e.g. `sessionId=…` */ query?: string } = {}) {
     const extra: Record<string, string> = { ...options.headers };
     if (options.lastEventId !== undefined) extra['last-event-id'] = String(options.lastEventId);
-    this.source = new EventSource(`${url}/v1/events`, {
+    this.source = new EventSource(`${url}/v1/events${options.query ? `?${options.query}` : ''}`, {
       fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...extra } }),
     });
     this.opened = new Promise((resolve, reject) => {

@@ -562,6 +562,34 @@ export type EventEnvelope = {
   };
 } | {
   id: number;
+  type: "session.created";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: {
+    session: Session;
+  };
+} | {
+  id: number;
+  type: "session.updated";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: {
+    session: Session;
+  };
+} | {
+  id: number;
+  type: "session.deleted";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: Record<string, never>;
+} | {
+  id: number;
   type: "session.setup.started";
   turnId: string | null;
   sessionId: string | null;

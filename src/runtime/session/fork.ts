@@ -10,7 +10,7 @@ import type { SessionService } from './sessions.ts';
 /** What a fork needs from the boundary runtime (BoundaryRuntime fits). */
 export interface ForkSources {
   boundary: Boundary;
-  sessions: Pick<SessionService, 'get' | 'requireIdle' | 'requireSetupFinished' | 'resolveCwd'>;
+  sessions: Pick<SessionService, 'get' | 'requireIdle' | 'requireSetupFinished' | 'resolveCwd' | 'announceCreated'>;
 }
 
 /**
@@ -55,5 +55,6 @@ export async function forkSession(sources: ForkSources, rawParentId: string, bod
     allowances: [],
   };
   await insertForkedSession(sources.boundary.db, sources.boundary.id, child, parent.id, atTurn ? body.throughTurn! : end - 1);
+  sources.sessions.announceCreated(child);
   return child;
 }

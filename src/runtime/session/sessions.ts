@@ -12,6 +12,8 @@ import type { ArchiveFilter, SessionCursor } from '../../store/sessions.ts';
 import { sessionRowCache } from '../../store/session-row-cache.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
+import type { EventHub } from '../event-hub.ts';
+import { toSessionDto } from '../../api/dto.ts';
 import type { RepositorySetups } from './setup.ts';
 import { SessionReadCache } from './session-read-cache.ts';
 
@@ -24,6 +26,7 @@ export class SessionService {
 
   constructor(
     private readonly boundary: Boundary,
+    private readonly hub: EventHub,
     /** true when the session has a queued, running or waiting turn */
     private readonly isBusy: (sessionId: string) => boolean,
     private readonly setups: RepositorySetups,
@@ -67,6 +70,7 @@ export class SessionService {
       allowances: [],
     };
     await sessionsTable.insertSession(this.boundary.db, this.boundary.id, session);
+    this.announceCreated(session);
     // Not awaited: the client hears of the checkout through session.setup.* events.
     if (repository) this.setups.start(session, repository);
     return session;
@@ -85,18 +89,63 @@ export class SessionService {
 
   async patch(rawId: string, body: PatchSessionBody): Promise<SessionRecord> {
     const fields = Object.keys(body);
-    if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title or archived');
-    if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title or archived per request');
+    if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title, archived, model or effort');
+    if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title, archived, model or effort per request');
     const session = await this.get(rawId);
     const id = session.id;
     this.requireIdle(id);
     const updatedAt = nowIso();
+    let changed: SessionRecord;
     if (body.title !== undefined) {
       await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { title: body.title, titleIsManual: true, updatedAt });
-      return { ...session, title: body.title, titleIsManual: true, updatedAt };
+      changed = { ...session, title: body.title, titleIsManual: true, updatedAt };
+    } else if (body.archived !== undefined) {
+      await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { archived: body.archived, updatedAt });
+      changed = { ...session, archived: body.archived, updatedAt };
+    } else if (body.model !== undefined) {
+      changed = await this.switchModel(session, body.model, updatedAt);
+    } else {
+      changed = await this.changeEffort(session, body.effort!, updatedAt);
     }
-    await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { archived: body.archived, updatedAt });
-    return { ...session, archived: body.archived!, updatedAt };
+    this.announceUpdated(changed);
+    return changed;
+  }
+
+  /**
+   * The session moves to another catalog model (CONTRACT.md §19): provider, connection, dialect
+   * and transport model follow, and the next turn sends the whole canonical history in the new
+   * dialect. The effort is the session's, so the new model must accept it. Dollars spent so far
+   * stay; a session that was unpriced starts counting from 0 once its model has prices.
+   */
+  private async switchModel(session: SessionRecord, modelId: string, updatedAt: string): Promise<SessionRecord> {
+    const model = this.resolveModel(modelId);
+    resolveEffort(model, session.effort);
+    const identity = { provider: model.provider, connection: model.connection, model: model.id, transportModel: model.transportModel, dialect: model.dialect };
+    const spentCostUsd = session.spentCostUsd ?? (model.prices ? 0 : null);
+    await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, session.id, {
+      model: { ...identity, contextWindow: model.contextWindow },
+      spentCostUsd,
+      updatedAt,
+    });
+    return { ...session, ...identity, spentCostUsd, context: { ...session.context, window: model.contextWindow }, updatedAt };
+  }
+
+  private async changeEffort(session: SessionRecord, effort: Effort, updatedAt: string): Promise<SessionRecord> {
+    const model = findModel(this.boundary.catalog, session.model);
+    if (!model) throw new ApiError('model_not_available', `model "${session.model}" is no longer in the catalog; switch the session's model first`);
+    resolveEffort(model, effort);
+    await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, session.id, { effort, updatedAt });
+    return { ...session, effort, updatedAt };
+  }
+
+  /** `session.created` (CONTRACT.md §19): a list of sessions needs no polling. */
+  announceCreated(session: SessionRecord): void {
+    this.hub.emit('session.created', session.id, null, { session: toSessionDto(session) });
+  }
+
+  /** `session.updated`: sent once the change is durable, with the session as a GET now answers it. */
+  announceUpdated(session: SessionRecord): void {
+    this.hub.emit('session.updated', session.id, null, { session: toSessionDto(session) });
   }
 
   async delete(rawId: string): Promise<void> {
@@ -106,6 +155,7 @@ export class SessionService {
     const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
     if (!deleted) throw new ApiError('session_not_found', 'no such session');
     this.onDeleted(id);
+    this.hub.emit('session.deleted', id, null, {});
     // A fork works in its parent's checkout: the checkout passes to it instead of disappearing.
     const heir = session.ownsCheckout ? await sessionsTable.findSessionByCwd(this.boundary.db, this.boundary.id, session.cwd) : null;
     if (heir) await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, heir.id, { ownsCheckout: true });

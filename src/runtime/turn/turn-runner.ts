@@ -11,6 +11,8 @@ import type { CatalogModel } from '../../config/models-file.ts';
 import { finalizeTurn } from '../../store/finalize.ts';
 import { storeTerminalTurn } from '../../store/eventual-turn-write.ts';
 import { readTurnText, StaleTurnWrite, updateTurn } from '../../store/turns.ts';
+import { findSession } from '../../store/sessions.ts';
+import { toSessionDto } from '../../api/dto.ts';
 import { type TurnRecord, type TurnText } from '../../domain/turn.ts';
 import { userMessageItem, writeTurnFiles } from '../../workspace/attachments.ts';
 import type { WorkspaceCommands } from '../../workspace/workspace-commands.ts';
@@ -289,10 +291,12 @@ export class TurnRunner {
     }
     const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(text.input) : null;
     await this.rowWritten(turn);
+    let retitled = false;
     try {
       const changes = { sessionId: session.id, updatedAt: at, derivedTitle, spending: ending.spending };
       const record = step.record;
       await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index }));
+      if (derivedTitle !== null) retitled = true;
     } catch (error) {
       if (error instanceof StaleTurnWrite) return this.standDown(turn, error);
       logger.error({ err: error, turnId: step.record.id }, 'could not store the turn\'s history');
@@ -305,6 +309,7 @@ export class TurnRunner {
       }
     }
     if (ending.history.usage) this.telemetry.metrics.tokensUsed(ending.history.usage, this.tenant);
+    if (retitled) await this.announceRetitled(session.id);
     this.settle(turn, step);
   }
 
@@ -320,6 +325,16 @@ export class TurnRunner {
       throw error;
     }
     this.settle(turn, step);
+  }
+
+  /** The first turn named the session: a renaming like a PATCH's, so `session.updated` says so. */
+  private async announceRetitled(sessionId: string): Promise<void> {
+    const { boundary, hub } = this.deps;
+    const renamed = await findSession(boundary.db, boundary.id, sessionId).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, sessionId }, 'could not read the renamed session to announce it');
+      return null;
+    });
+    if (renamed) hub.emit('session.updated', sessionId, null, { session: toSessionDto(renamed) });
   }
 
   /**
