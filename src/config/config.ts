@@ -45,6 +45,8 @@ export interface Config {
   /** each tenant sandbox's file system (--sandbox-disk-quota, --sandbox-inode-quota); null when turned off (0) */
   sandboxQuota: SandboxQuota | null;
   yolo: boolean;
+  /** false with --no-project-instructions: AGENTS.md files are not read */
+  projectInstructions: boolean;
   corsOrigins: string[];
   /** As given (absolute); canonicalised by the workspace layer at start-up. */
   workspaceRoots: string[];
@@ -201,6 +203,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     sandboxRunner,
     sandboxQuota: sandboxQuota(flags),
     yolo: flags.get('yolo') === true,
+    projectInstructions: flags.get('no-project-instructions') !== true,
     corsOrigins,
     workspaceRoots,
     limits: Object.freeze(limits),

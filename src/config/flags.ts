@@ -26,6 +26,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'sandbox-disk-quota', kind: 'size', help: 'size of each tenant sandbox\'s file system: bytes, or K, M, G, T (powers of 1024); 0 = no disk or inode quota (docs/SANDBOX.md)', default: '10G', min: 8 * 1024 * 1024 },
   { name: 'sandbox-inode-quota', kind: 'integer', help: 'files and directories a tenant sandbox may hold (with a disk quota)', default: 1_000_000, min: 64, max: 4_000_000_000 },
   { name: 'yolo', kind: 'boolean', help: 'auto-approve tool_approval and root_access requests' },
+  { name: 'no-project-instructions', kind: 'boolean', help: 'do not give the model the AGENTS.md files from the workspace root down to the session\'s cwd' },
   { name: 'cors-origin', kind: 'list', help: 'allowed browser origin, exact (repeatable)' },
   { name: 'workspace-root', kind: 'list', help: 'allowed workspace root (repeatable)', defaultText: 'current directory' },
   { name: 'max-concurrent-turns', kind: 'integer', help: 'global running turns', default: 3, min: 1 },

@@ -23,6 +23,8 @@ export interface Boundary {
   catalog: Catalog;
   limits: Limits;
   yolo: boolean;
+  /** AGENTS.md files join the model's instructions (off with --no-project-instructions) */
+  projectInstructions: boolean;
   stateDir: string;
   /** how every execution tool of the boundary runs: the sandbox, or the host (exec/boundary-tools.ts) */
   tools: BoundaryTools;

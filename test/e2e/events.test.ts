@@ -28,7 +28,9 @@ describe('events over SSE', () => {
     await live.opened;
     const turnId = await runTurn(server, fake, 'one two three');
     await live.waitForType('turn.completed', turnId);
-    assert.ok(live.events.every((event) => event.data.turnId === turnId), 'nothing from before the connection');
+    // the turn's events, and its session's (created, then named by the turn): nothing from before the connection
+    const sessionId = live.ofTurn(turnId)[0].data.sessionId;
+    assert.ok(live.events.every((event) => event.data.turnId === turnId || (event.type.startsWith('session.') && event.data.sessionId === sessionId)), 'nothing from before the connection');
     const deltas = live.ofTurn(turnId).filter((event) => event.type === 'response.text.delta').map((event) => event.data.data.text);
     assert.equal(deltas.join(''), 'one two three');
     for (const event of live.events) {

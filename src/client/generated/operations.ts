@@ -66,10 +66,13 @@ export type CreateSession = {
   };
 };
 
-/** exactly one of title or archived */
+/** exactly one of title, archived, model or effort */
 export type PatchSession = {
   title?: string;
   archived?: boolean;
+  /** a catalog id; the session's effort must suit it */
+  model?: string;
+  effort?: "none" | "low" | "medium" | "high" | "xhigh" | "max";
 };
 
 export type ForkSession = {
@@ -697,7 +700,7 @@ export interface OperationTypes {
     body: never;
     response: Session;
   };
-  /** Rename or archive (exactly one field) */
+  /** Rename, archive, or change the model or effort (exactly one field) */
   patchSession: {
     path: { id: string };
     query: never;

@@ -20,6 +20,7 @@ import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
 import type { ModelContextCache } from '../context/model-context-cache.ts';
 import type { Boundary } from '../boundary.ts';
 import { prepareTurnContext } from '../context/compaction.ts';
+import { readProjectInstructions, withProjectInstructions } from '../context/project-instructions.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { RequestBroker } from './requests.ts';
 import type { Job, Scheduler } from './scheduler.ts';
@@ -187,7 +188,10 @@ export class TurnRunner {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
       const adapter = instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry);
-      const instructionsFor = (planMode: boolean) => codingInstructions({ cwd: boundary.tools.viewOf(session.cwd).cwd, planMode });
+      const view = boundary.tools.viewOf(session.cwd);
+      // read again each turn, so an edit of AGENTS.md reaches the next turn; never stored in history
+      const project = boundary.projectInstructions ? await readProjectInstructions(boundary.tools.executor, view) : null;
+      const instructionsFor = (planMode: boolean) => withProjectInstructions(codingInstructions({ cwd: view.cwd, planMode }), project);
       const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
       const { AgentSupervisor } = await agentsModule();
       const agents = new AgentSupervisor({
