@@ -93,7 +93,8 @@ describe('client.events() on one server', () => {
     assert.ok(sentLastEventIds.length >= 1, 'the reconnect asked for events already applied');
     const events = seen.events();
     assertStrictlyIncreasing(events);
-    const expected = recorder.events.filter((event) => event.data.sessionId === session.id).map((event) => Number(event.id));
+    // session.created came before the subscription; everything after it is the stream's
+    const expected = recorder.events.filter((event) => event.data.sessionId === session.id && event.type !== 'session.created').map((event) => Number(event.id));
     assert.deepEqual(events.map((event) => event.id), expected, 'exactly the events the server published for the session');
     const text = events.filter((event) => event.type === 'response.text.delta').map((event) => (event.data as { text: string }).text).join('');
     assert.equal(text, LONG_TEXT);
@@ -173,7 +174,7 @@ describe('client.events() across a server restart', () => {
     await seen.waitFor((items) => items.some((item) => item.type === 'response.text.delta'));
     await server.stop();
     await seen.waitFor(isTerminalOf(first.id));
-    const firstLife = recorder.events.filter((event) => event.data.sessionId === session.id).map((event) => Number(event.id));
+    const firstLife = recorder.events.filter((event) => event.data.turnId === first.id).map((event) => Number(event.id));
     recorder.close();
 
     await new Promise((resolve) => setTimeout(resolve, 300)); // reconnects meanwhile are refused

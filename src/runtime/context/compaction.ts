@@ -76,7 +76,11 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   }
 
   const budget = contextBudget(request.model.contextWindow);
-  const estimate = estimateTokens(request.instructions) + toolsTokens(request.tools) + contextTokens(current) + estimateTokens(request.userItem);
+  const estimate = Math.max(
+    estimateTokens(request.instructions) + toolsTokens(request.tools) + contextTokens(current) + estimateTokens(request.userItem),
+    // what the provider counted last time (CONTRACT.md §19 context) beats a guess from characters
+    reportedContextTokens(turn, request),
+  );
   // A context of one item is already as short as compaction makes it.
   if (budget === null || estimate <= budget || context.length <= 1) return { context, command: null };
 
@@ -108,6 +112,16 @@ export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn,
   await deps.contexts.append(sessionId, entry, (index) => appendHistoryEntry(deps.db, sessionId, entry, { index }));
   emitReset(deps.hub, turn, 'context_window', { estimatedTokens: estimate, contextWindow: request.model.contextWindow });
   return { context: [item], command: null };
+}
+
+/**
+ * The session's context figure, the last request's input plus output tokens as the provider
+ * reported them, plus the new user message: how full the next request will be when the history
+ * has not changed since. 0 before any request (nothing reported yet).
+ */
+function reportedContextTokens(turn: ActiveTurn, request: FirstRequest): number {
+  const used = turn.session.context.usedTokens;
+  return used > 0 ? used + estimateTokens(request.userItem) : 0;
 }
 
 /**

@@ -205,6 +205,24 @@ for (const backend of BACKENDS) {
       assert.deepEqual(messageTexts(lastRequest(h.fake)), [`user: ${SUMMARY_PREFIX}They asked for everything.`, 'user: From the fork']);
     });
 
+    it('compacts from the context figure: the tokens the provider reported, though the text looks short', async () => {
+      const session = await h.newSession();
+      // a short exchange by its characters, which the provider counted as nearly the whole window
+      h.fake.enqueue({ kind: 'reply', text: 'Brief.', usage: { input: 3_100, output: 200 } });
+      await h.runTurn(session.id, 'Short question');
+      assert.deepEqual((await h.server.request('GET', `/v1/sessions/${session.id}`)).json.context, { usedTokens: 3_300, window: 4_000 });
+
+      h.fake.enqueue({ kind: 'reply', text: 'A short question was asked.' }, { kind: 'reply', text: 'Fits again.' });
+      const requestsBefore = h.fake.requests.length;
+      const turn = await h.runTurn(session.id, 'Next');
+      assert.equal(h.fake.requests.length, requestsBefore + 2, 'a summary first, then the turn');
+      assert.equal(h.fake.requests[requestsBefore].body.instructions, SUMMARY_INSTRUCTIONS);
+      assert.deepEqual(messageTexts(lastRequest(h.fake)), [`user: ${SUMMARY_PREFIX}A short question was asked.`, 'user: Next']);
+      const reset = await resetEventOf(h, turn.id);
+      assert.equal(reset.reason, 'context_window');
+      assert.ok(reset.estimatedTokens > 3_300, `estimated ${reset.estimatedTokens}: the reported figure and the new message`);
+    });
+
     it('fails the turn and keeps the context when the summary cannot be had', async () => {
       const session = await h.newSession();
       h.fake.enqueue({ kind: 'reply', text: 'word '.repeat(1_600) });
