@@ -22,6 +22,8 @@ const documents = ['README.md', ...readdirSync(join(repositoryRoot, 'docs')).fil
 
 const EXTERNAL = /^[a-z][a-z0-9+.-]*:/i;
 const MARKDOWN_FILE_NAME = /(?:^|[\s(`"'])((?:[\w.-]+\/)*[\w.-]+\.md)\b/g;
+/** Files of the user's project that agentd reads (CONTRACT.md §19), not documents of this repository. */
+const PROJECT_FILE_NAMES = new Set(['AGENTS.md']);
 const REPOSITORY_PATH = /(?:^|[\s(`"'])((?:bench|bin|docs|examples|scripts|src|test)\/[\w./-]*[\w/])/g;
 
 function deadLinks(document: string): string[] {
@@ -47,6 +49,7 @@ function unlinkedOrMissingCitations(document: string): string[] {
   const problems: string[] = [];
   for (const mention of readMarkdown(join(repositoryRoot, document)).mentions) {
     for (const [, name] of mention.text.matchAll(MARKDOWN_FILE_NAME)) {
+      if (PROJECT_FILE_NAMES.has(name)) continue;
       problems.push(`${document}:${mention.line}: ${name} is named but not linked`);
     }
     for (const [, path] of mention.text.matchAll(REPOSITORY_PATH)) {
