@@ -98,6 +98,9 @@ describe('tenant disk and inode quotas, neutral guest paths (shipped runner, rea
     const runnerPids = processesWith(`--workspace ${a.workspaceRoot} `);
     assert.ok(runnerPids.length > 0, 'A\'s runner runs');
     const forbidden = [a.id, b.id, a.workspaceRoot, b.workspaceRoot, hosted.fixture.stateDir, hosted.fixture.dir, ...runnerPids.map((pid) => `agentd-sandbox-${pid}`)];
+    // nor, in its mount table, the runner's temporary directory (bwrap's argv, /proc/1/cmdline, still names it: random, no tenant)
+    assert.doesNotMatch(seen.split('---')[0], /agentd-sandbox-etc-/);
+    assert.match(seen, / \/passwd \/etc\/passwd ro,.* - tmpfs agentd-etc /, 'the generated /etc files come from a tmpfs of the runner\'s own');
     for (const text of forbidden) assert.ok(!seen.includes(text), `the guest sees nothing of ${text}:\n${seen}`);
     assert.ok(!seen.includes(readFileSync(join(hosted.fixture.stateDir, 'tenants', a.id, 'db-password'), 'utf8').trim()));
   });

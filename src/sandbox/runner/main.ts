@@ -59,7 +59,7 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   if (identity !== null) resources.staging = await startStaging(tools, etc.directory, { workspace, home });
   const context: SandboxContext = {
     tools,
-    layout: { workspace, home, generatedEtc: etc.directory, system },
+    layout: { workspace, home, generatedEtc: resources.staging?.etc ?? etc.directory, system },
     identity: identity === null ? null : { ...identity, staging: resources.staging! },
     cgroup: resources.cgroup,
     enterNetwork: resources.network.enterPrefix(tools),

@@ -14,14 +14,27 @@ import { join } from 'node:path';
 import type { HostIdentity } from './guest-identity.ts';
 import type { Tools } from './tools.ts';
 import { Unavailable } from './unavailable.ts';
+import { GENERATED_ETC_FILES } from './guest-files.ts';
 
-/** `sh -c` script: bind $1 onto $2 (and $3 onto $4 when given), say so, and wait for stdin to close. */
-const BIND_THEN_HOLD = 'mount --bind "$1" "$2" || exit 125; if [ -n "$3" ]; then mount --bind "$3" "$4" || exit 125; fi; echo in-place; read _';
+/**
+ * `sh -c` script: bind $1 onto $2 (and $3 onto $4 when given), copy the generated /etc files of
+ * $5 into a tmpfs on $6 (so the guest's mountinfo names them `/passwd` on a tmpfs, not by the
+ * runner's temporary directory), say so, and wait for stdin to close.
+ */
+const BIND_THEN_HOLD = [
+  'mount --bind "$1" "$2" || exit 125',
+  'if [ -n "$3" ]; then mount --bind "$3" "$4" || exit 125; fi',
+  'mount -t tmpfs -o mode=755,size=64k,nosuid,nodev,noexec agentd-etc "$6" || exit 125',
+  `for name in ${GENERATED_ETC_FILES.join(' ')}; do cp "$5/$name" "$6/$name" || exit 125; done`,
+  'echo in-place; read _',
+].join('; ');
 
 export interface Staging {
   /** where the guest's user finds the workspace and home inside the holder's mount namespace */
   workspace: string;
   home: string;
+  /** the generated /etc files, on a tmpfs of the namespace's own */
+  etc: string;
   /** the argv prefix that enters the namespace as the guest's user (no capability left) */
   enterAsGuest(identity: HostIdentity): string[];
   close(): void;
@@ -30,10 +43,11 @@ export interface Staging {
 export async function startStaging(tools: Tools, directory: string, sources: { workspace: string; home: string | null }): Promise<Staging> {
   const workspace = join(directory, 'workspace');
   const home = join(directory, 'home');
-  for (const target of [workspace, home]) mkdirSync(target, { mode: 0o755 });
+  const etc = join(directory, 'etc');
+  for (const target of [workspace, home, etc]) mkdirSync(target, { mode: 0o755 });
   const holder: ChildProcess = spawn(
     tools.unshare,
-    ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BIND_THEN_HOLD, 'sh', sources.workspace, workspace, sources.home ?? '', home],
+    ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BIND_THEN_HOLD, 'sh', sources.workspace, workspace, sources.home ?? '', home, directory, etc],
     { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } },
   );
   let stderr = '';
@@ -47,6 +61,7 @@ export async function startStaging(tools: Tools, directory: string, sources: { w
   return {
     workspace,
     home,
+    etc,
     enterAsGuest: (identity) => [tools.nsenter, '-t', String(holder.pid), '--mount', '-S', String(identity.uid), '-G', String(identity.gid), '--'],
     close: () => void holder.kill('SIGKILL'),
   };
