@@ -7,12 +7,15 @@
  * Node process. A collection of agentd's heap takes tens of milliseconds, run only while nothing
  * is waiting for the event loop, at most once per idle period and only when the heap grew.
  *
- * That collection keeps the young generation (up to 32 MB, grown under load): V8 shrinks it at a
- * full collection only when the allocation rate it measured over the last 5 s is low, which half a
- * second after the work is too early to see. A second collection once the server has been quiet
- * for 30 s gives it back. Not sooner: a young generation shrunk to 1 MB takes 5–10 s of load to
- * grow back, and until it has, requests cost 20–40% more CPU in collections (measured on GET one
- * session, docs/BENCHMARKS.md), so bursts a few seconds apart keep it.
+ * A regular collection keeps the young generation (up to 128 MB on Node 24, grown under load): V8
+ * shrinks it at a full collection only when the allocation rate it measured over the last 5 s is
+ * low, which half a second after the work is too early to see. A memory-reducing collection (V8's
+ * "last resort" flavour, which Node 24's `gc` accepts) gives it back at once. Two collections use
+ * it: the first one, which collects start-up's garbage (start-up grows the young generation to
+ * 8–16 MB, a tenth of idle RSS, and no load is waiting for it), and a second one once the server
+ * has been quiet for 30 s. Not sooner after a load: a young generation shrunk to 1 MB takes 5–10 s
+ * of load to grow back, and until it has, requests cost 20–40% more CPU in collections (measured
+ * on GET one session, docs/BENCHMARKS.md), so bursts a few seconds apart keep it.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -69,15 +72,23 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
   const collect = fullCollection();
   const state: IdleState = { busyAt: Date.now(), heapAfterCollection: 0, youngCollectedFor: -1 };
   let seenRequests = activity().requests;
-  const collectAndLog = (message: string) => {
+  const collectAndLog = (message: string, reduceMemory: boolean) => {
     const before = v8.getHeapStatistics();
+    const youngBefore = youngGenerationBytes();
     const startedAt = performance.now();
-    collect();
+    collect(reduceMemory);
     const after = v8.getHeapStatistics();
     // committed pages go back to the system while V8 sweeps, after this figure is read
     state.heapAfterCollection = after.total_heap_size;
     log.debug(
-      { usedMbBefore: toMb(before.used_heap_size), usedMbAfter: toMb(after.used_heap_size), committedMbBefore: toMb(before.total_heap_size), ms: Math.round(performance.now() - startedAt) },
+      {
+        usedMbBefore: toMb(before.used_heap_size),
+        usedMbAfter: toMb(after.used_heap_size),
+        committedMbBefore: toMb(before.total_heap_size),
+        youngMbBefore: toMb(youngBefore),
+        youngMbAfter: toMb(youngGenerationBytes()),
+        ms: Math.round(performance.now() - startedAt),
+      },
       message,
     );
   };
@@ -89,10 +100,11 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
       return;
     }
     if (shouldCollect(state, Date.now(), v8.getHeapStatistics().total_heap_size, options)) {
-      collectAndLog('collected garbage while idle');
+      // the first collection is start-up's: what start-up grew, no load is waiting to reuse
+      collectAndLog('collected garbage while idle', state.heapAfterCollection === 0);
     } else if (shouldShrinkYoung(state, Date.now(), youngGenerationBytes(), options)) {
       state.youngCollectedFor = state.busyAt;
-      collectAndLog('gave the young generation back while idle');
+      collectAndLog('gave the young generation back while idle', true);
     }
   }, options.checkEveryMs);
   timer.unref();
@@ -102,11 +114,14 @@ export function collectWhenIdle(activity: () => ServerActivity, log: { debug(det
 /**
  * V8's `gc` without starting node with --expose-gc: the flag at run time gives the function to
  * contexts created afterwards, so one new context hands it over. The main context stays without a
- * global `gc`.
+ * global `gc`. A memory-reducing collection also gives the young generation back whatever the
+ * recent allocation rate (V8's "last resort" flavour: full collections until nothing more is freed,
+ * tens of milliseconds on agentd's idle heap).
  */
-function fullCollection(): () => void {
+function fullCollection(): (reduceMemory: boolean) => void {
   v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
+  const gc = vm.runInNewContext('gc') as (options: { type: 'major'; execution: 'sync'; flavor: 'regular' | 'last-resort' }) => void;
+  return (reduceMemory) => gc({ type: 'major', execution: 'sync', flavor: reduceMemory ? 'last-resort' : 'regular' });
 }
 
 function youngGenerationBytes(): number {

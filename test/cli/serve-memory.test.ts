@@ -85,11 +85,14 @@ export async function resolve(specifier, context, next) {
     assert.deepEqual(unexpected, []);
   });
 
-  it('collects the start-up garbage once it is idle', async () => {
+  it('collects the start-up garbage once it is idle, and gives back the young generation start-up grew', async () => {
     const server = await serve([], ['--log-level', 'debug'], /collected garbage while idle/);
     await server.stop();
-    const line = JSON.parse(server.output.split('\n').find((text) => text.includes('collected garbage while idle'))!) as { usedMbBefore: number; usedMbAfter: number };
+    const line = JSON.parse(server.output.split('\n').find((text) => text.includes('collected garbage while idle'))!) as { usedMbBefore: number; usedMbAfter: number; youngMbBefore: number; youngMbAfter: number };
     assert.ok(line.usedMbAfter < line.usedMbBefore, JSON.stringify(line));
+    // start-up grows V8's young generation to 8–16 MB; a regular collection right after it keeps all of it
+    assert.ok(line.youngMbBefore >= 4, `start-up grew the young generation to ${line.youngMbBefore} MB only: ${JSON.stringify(line)}`);
+    assert.ok(line.youngMbAfter <= 2, `the young generation is ${line.youngMbAfter} MB after the start-up collection: ${JSON.stringify(line)}`);
   });
 
   it('lets the old generation grow to its live data × 1.3, where V8 would let it reach several times that', () => {
@@ -115,31 +118,38 @@ export async function resolve(specifier, context, next) {
     assert.ok(tuned < untuned * 0.75, `old space peaked at ${tuned.toFixed(1)} MB tuned against ${untuned.toFixed(1)} MB untuned`);
   });
 
-  it('gives the young generation grown under load back once the process has been quiet for a while', () => {
-    // a burst of short-lived objects grows V8's young generation to its maximum; then nothing happens
+  it('keeps the young generation a load grew through the first quiet collection, and gives it back once the process has been quiet for a while', () => {
+    // start-up's collection first, then a burst of short-lived objects grows V8's young generation to its maximum; then nothing happens
     const script = `
       import v8 from 'node:v8';
       const { collectWhenIdle, IDLE_COLLECTION } = await import(${JSON.stringify(IDLE_COLLECTION_MODULE)});
       const young = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 1048576;
+      const collections = [];
+      let requests = 0;
+      // the default waits 30 s; 6 s is past V8's 5 s look-back of the allocation rate
+      const options = { ...IDLE_COLLECTION, youngQuietMs: 6000 };
+      collectWhenIdle(() => ({ requests, activeTurns: 0 }), { debug: (details, message) => collections.push({ message, youngMbAfter: details.youngMbAfter }) }, options);
+      const keepAlive = setInterval(() => {}, 1000);
+      const until = async (count) => {
+        const deadline = Date.now() + 20000;
+        while (collections.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+      };
+      await until(1);
       let ring = [];
       for (let i = 0; i < 3e6; i++) { ring.push({ i, text: 'x' + i }); if (ring.length > 2e5) ring = []; }
       ring = null;
+      requests++;
       const grown = young();
-      const messages = [];
-      // the default waits 30 s; 6 s is past V8's 5 s look-back, which is what this test is about
-      const options = { ...IDLE_COLLECTION, youngQuietMs: 6000 };
-      collectWhenIdle(() => ({ requests: 0, activeTurns: 0 }), { debug: (details, message) => messages.push(message) }, options);
-      const keepAlive = setInterval(() => {}, 1000);
-      const deadline = Date.now() + 15000;
-      while (!messages.includes('gave the young generation back while idle') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+      await until(3);
       clearInterval(keepAlive);
-      console.log(JSON.stringify({ grown, after: young(), messages }));`;
-    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname, timeout: 60_000 });
+      console.log(JSON.stringify({ grown, collections }));`;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname, timeout: 90_000 });
     assert.equal(result.status, 0, result.stderr);
-    const { grown, after, messages } = JSON.parse(result.stdout.trim()) as { grown: number; after: number; messages: string[] };
-    assert.deepEqual(messages, ['collected garbage while idle', 'gave the young generation back while idle']);
+    const { grown, collections } = JSON.parse(result.stdout.trim()) as { grown: number; collections: { message: string; youngMbAfter: number }[] };
+    assert.deepEqual(collections.map((collection) => collection.message), ['collected garbage while idle', 'collected garbage while idle', 'gave the young generation back while idle']);
     assert.ok(grown >= 16, `the burst grew the young generation to ${grown} MB`);
-    assert.ok(after <= 4, `the young generation is ${after} MB after the quiet collection (was ${grown} MB)`);
+    assert.ok(collections[1].youngMbAfter >= 16, `the quiet collection right after the load kept the young generation: ${JSON.stringify(collections)}`);
+    assert.ok(collections[2].youngMbAfter <= 4, `the young generation is ${collections[2].youngMbAfter} MB after the long quiet (was ${grown} MB)`);
   });
 });
 
