@@ -54,6 +54,20 @@ describe('agentd chat without a terminal, on an embedded server', () => {
     assert.equal(fake.requests.length, 2, 'one model request per line');
   });
 
+  it('/model ID moves the conversation to another model: the next turn sends the history in its dialect', async () => {
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'reply', text: 'answered by responses' }, { kind: 'reply', text: 'answered by anthropic' });
+    const { code, stdout, stderr } = await runPiped(['--models-file', modelsFile, '--state-dir', stateDir], workspace, ['first question', '/model fake-anthropic', 'second question']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /the session now talks to fake-anthropic \(anthropic-messages\); its history goes along/);
+    assert.match(stdout, /answered by anthropic/);
+    const [first, second] = fake.requests.slice(before);
+    assert.equal(first.dialect, 'openai-responses');
+    assert.equal(second.dialect, 'anthropic-messages');
+    const sent = JSON.stringify(second.body.messages);
+    for (const text of ['first question', 'answered by responses', 'second question']) assert.ok(sent.includes(text), text);
+  });
+
   it('refuses server options together with --url, with exit code 2', async () => {
     const { code, stderr } = await runPiped(['--url', 'http://127.0.0.1:9', '--models-file', modelsFile], workspace, []);
     assert.equal(code, 2);

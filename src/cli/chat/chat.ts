@@ -466,6 +466,10 @@ export class Chat {
       cwd: this.setup.cwd,
       interactive: this.lines.terminal && this.setup.rich,
       switchTo: (session) => this.switchTo(session),
+      update: (session) => {
+        this.session = session;
+        void this.refreshFigures();
+      },
       pick: (sessions, filter) => this.openPicker(sessions, filter),
       submit: (input) => this.submit(input),
       quit: () => this.finish(0),

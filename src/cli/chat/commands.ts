@@ -14,6 +14,8 @@ export interface CommandContext {
   interactive: boolean;
   /** makes `session` the chat's session and shows its recent turns */
   switchTo(session: Session): Promise<void>;
+  /** the chat's session changed (its model): the same conversation, nothing to show again */
+  update(session: Session): void;
   /** lets the user choose among `sessions` (a terminal only); null when they left without choosing */
   pick(sessions: Session[], filter: string): Promise<Session | null>;
   submit(input: string): Promise<void>;
@@ -24,7 +26,9 @@ export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID]
 
 /**
  * Runs `/name args`. /compact and /clear are turns the server understands; /model with an id
- * starts a new session on that model in the same directory, since a session keeps its model.
+ * moves the session to that model (PATCH, CONTRACT.md §19): the conversation goes on, the next
+ * turn goes to the new model with the whole history. Before the first prompt there is no session
+ * yet: one is made on that model.
  */
 export async function runCommand(line: string, context: CommandContext): Promise<void> {
   const [name, ...rest] = line.trim().split(/\s+/);
@@ -47,9 +51,14 @@ export async function runCommand(line: string, context: CommandContext): Promise
       const current = context.session?.model;
       if (!argument) {
         for (const model of models.data) output.line(`${model.id === current ? '*' : ' '} ${model.id}  ${model.label ?? model.transportModel}`);
-        return output.notice('/model ID starts a new session with that model');
+        return output.notice('/model ID moves this conversation to that model');
       }
-      const session = await client.createSession({ body: { model: argument, cwd: context.session?.cwd ?? context.cwd } });
+      if (context.session) {
+        const moved = await client.patchSession({ path: { id: context.session.id }, body: { model: argument } });
+        context.update(moved);
+        return output.notice(`the session now talks to ${moved.model} (${moved.dialect}); its history goes along`);
+      }
+      const session = await client.createSession({ body: { model: argument, cwd: context.cwd } });
       await context.switchTo(session);
       return output.notice(`new session ${session.id} on ${session.model}`);
     }
