@@ -8,9 +8,15 @@ import { join } from 'node:path';
 import { connect } from 'node:net';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
+const MESSAGES: Record<string, string> = {
+  invalid_host: 'the Host header does not name this loopback server',
+  origin_not_allowed: 'this browser origin is not allowed',
+};
+
 function assertRefused(response: { status: number; json: any }, code: string, what: string): void {
   assert.equal(response.status, 403, `${what}: ${response.status}`);
   assert.equal(response.json?.error?.code, code, what);
+  assert.equal(response.json.error.message, MESSAGES[code], what);
 }
 
 describe('the loopback Host check at its edge', () => {
@@ -121,6 +127,7 @@ describe('the bearer token comparison at its edge', () => {
       const response = await server.request('GET', '/v1/sessions', { headers: { authorization } });
       assert.equal(response.status, 401, authorization);
       assert.equal(response.json.error.code, 'unauthorized', authorization);
+      assert.equal(response.json.error.message, 'missing or invalid bearer token', authorization);
     }
   });
 });
