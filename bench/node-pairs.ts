@@ -19,7 +19,7 @@
  * run agentd's code in their own process run from each checkout on its own node.
  * bench/peers.ts and bench/turn-profile.ts are not pairs and are not run here.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,7 +82,14 @@ const PIECES: Piece[] = [
   // in process: the harness itself on Node 20 for the Node 20 side
   { name: 'store-statements', file: 'store-statements', sides: { n24: onNode24, n20: { node: NODE20, cwd: REPO_ROOT, env: { BENCH_AGENTD_ROOT: ROOT20 } } }, minutes: 1, short_minutes: 0.3 },
   inProcessPair('history-page', 1, 0.3),
-  inProcessPair('history-page-pg', 1.5, 0.4, { BENCH_DATABASE_URL: DATABASE_URL }, 'history-page'),
+  // a database for each side: the older build refuses one migrated by the newer
+  {
+    name: 'history-page-pg',
+    file: 'history-page',
+    sides: { n24: { ...onNode24, env: { BENCH_DATABASE_URL: DATABASE_URL } }, n20: { ...inProcessOnNode20, env: { BENCH_DATABASE_URL: `${DATABASE_URL}_node20` } } },
+    minutes: 1.5,
+    short_minutes: 0.4,
+  },
   inProcessPair('provider-transport', 1, 0.3),
   inProcessPair('telemetry-recording', 0.5, 0.2),
   inProcessPair('sandbox', 1.5, 0.3),
@@ -111,7 +118,16 @@ function figuresOf(output: string): Map<string, string> {
   return figures;
 }
 
+/** The history page's PostgreSQL pair needs its database; it may exist already (psql says so and nothing changes). */
+function ensureDatabase(url: string): void {
+  const name = new URL(url).pathname.slice(1);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  spawnSync('psql', [admin.href, '-c', `CREATE DATABASE "${name}"`], { stdio: 'ignore' });
+}
+
 async function runSide(piece: Piece, label: Result['side'], side: Side): Promise<Result> {
+  if (side.env?.BENCH_DATABASE_URL) ensureDatabase(side.env.BENCH_DATABASE_URL);
   const log = join(LOG_DIR, `${piece.name}.${label}.log`);
   const out = createWriteStream(log);
   const startedAt = performance.now();
