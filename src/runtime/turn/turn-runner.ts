@@ -21,6 +21,8 @@ import type { ModelContextCache } from '../context/model-context-cache.ts';
 import type { Boundary } from '../boundary.ts';
 import { prepareTurnContext } from '../context/compaction.ts';
 import { readProjectInstructions, withProjectInstructions } from '../context/project-instructions.ts';
+import { ExecutorError, type ToolExecutor } from '../../exec/executor.ts';
+import type { WorkspaceView } from '../../exec/boundary-tools.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { RequestBroker } from './requests.ts';
 import type { Job, Scheduler } from './scheduler.ts';
@@ -129,6 +131,21 @@ export class TurnRunner {
     });
   }
 
+  /**
+   * The project's AGENTS.md for this turn. A sandbox that cannot answer (not started, crashed)
+   * leaves the turn without them rather than failing it: the turn goes on, and its tool calls
+   * report the sandbox's failure as they would without instructions.
+   */
+  private async projectInstructions(executor: ToolExecutor, view: WorkspaceView, turnId: string): Promise<string | null> {
+    try {
+      return await readProjectInstructions(executor, view);
+    } catch (error) {
+      const reason = error instanceof ExecutorError ? error.reason : 'unknown';
+      this.deps.logger.warn({ turnId, reason }, 'could not read the project instructions; the turn goes on without them');
+      return null;
+    }
+  }
+
   private start(turn: ActiveTurn, slot: SchedulerSlot): void {
     slot.admitted = true;
     this.traced(turn, slot).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
@@ -190,7 +207,7 @@ export class TurnRunner {
       const adapter = instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry);
       const view = boundary.tools.viewOf(session.cwd);
       // read again each turn, so an edit of AGENTS.md reaches the next turn; never stored in history
-      const project = boundary.projectInstructions ? await readProjectInstructions(boundary.tools.executor, view) : null;
+      const project = boundary.projectInstructions ? await this.projectInstructions(boundary.tools.executor, view, record.id) : null;
       const instructionsFor = (planMode: boolean) => withProjectInstructions(codingInstructions({ cwd: view.cwd, planMode }), project);
       const retry = { ...DEFAULT_RETRY, stallTimeoutMs: boundary.limits.modelStallTimeoutMs };
       const { AgentSupervisor } = await agentsModule();
