@@ -110,8 +110,13 @@ export function runInProcessGroup(request: CommandRequest, options: ProcessGroup
     const terminate = () => {
       if (terminating || pgid === undefined) return;
       terminating = true;
-      signalGroup(pgid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), killGraceMs);
+      // Groups its descendants made of their own (setsid; bubblewrap's namespace init) are not
+      // reached through the leader's group; they are named now, while the tree still leads to them.
+      const groups = [pgid, ...groupsThatLeft(pgid)];
+      for (const group of groups) signalGroup(group, 'SIGTERM');
+      killTimer = setTimeout(() => {
+        for (const group of new Set([...groups, ...groupsThatLeft(pgid)])) signalGroup(group, 'SIGKILL');
+      }, killGraceMs);
     };
     const onAbort = () => {
       aborted = true;
@@ -218,12 +223,48 @@ export function processIsAlive(pid: number): boolean {
   }
 }
 
-function readProcStat(pid: number): { state: string; pgrp: number } | null {
+/**
+ * The process groups of the live descendants of `leader` other than its own: where a command's
+ * processes went when they called setsid. bubblewrap's PID-namespace init is one (`--new-session`),
+ * and its death, which ends the namespace, does not reliably follow its parent's (seen: an init
+ * outliving a killed outer bwrap, holding a cancelled clone and its output pipes for good).
+ */
+export function groupsThatLeft(leader: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return [];
+  }
+  const children = new Map<number, { pid: number; pgrp: number }[]>();
+  for (const entry of entries) {
+    const stat = readProcStat(Number(entry));
+    if (stat === null || stat.state === 'Z') continue;
+    const siblings = children.get(stat.ppid) ?? [];
+    siblings.push({ pid: Number(entry), pgrp: stat.pgrp });
+    children.set(stat.ppid, siblings);
+  }
+  const groups = new Set<number>();
+  const pending = [leader];
+  const seen = new Set<number>();
+  while (pending.length > 0) {
+    const parent = pending.pop()!;
+    if (seen.has(parent)) continue;
+    seen.add(parent);
+    for (const child of children.get(parent) ?? []) {
+      if (child.pgrp !== leader) groups.add(child.pgrp);
+      pending.push(child.pid);
+    }
+  }
+  return [...groups];
+}
+
+function readProcStat(pid: number): { state: string; ppid: number; pgrp: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may itself contain spaces or parentheses.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0], pgrp: Number(fields[2]) };
+    return { state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]) };
   } catch {
     return null;
   }

@@ -35,6 +35,26 @@ describe('a command run as a process group', () => {
     }
   });
 
+  it('a cancel ends the descendants that made a session of their own, as bubblewrap\'s namespace init does', async () => {
+    const marker = `${40 + Math.random()}`;
+    const abort = new AbortController();
+    try {
+      const call = runInProcessGroup({
+        argv: ['sh', '-c', `setsid -w sh -c 'while :; do sleep ${marker}; done' & echo started; wait`],
+        cwd: '/', env: {}, timeoutMs: 60_000, signal: abort.signal, onOutput() {},
+      }, { killGraceMs: 500 });
+      for (let waited = 0; processesWith(marker).length === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(processesWith(marker).length > 0, 'the detached loop runs');
+      abort.abort();
+      const result = await call;
+      assert.equal(result.aborted, true);
+      for (let waited = 0; processesWith(marker).length > 0 && waited < 3_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(processesWith(marker), [], 'nothing the command started outlives its cancel');
+    } finally {
+      for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('reads the whole output of a leader that writes until it exits', async () => {
     const result = await run('i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done', 60_000);
     assert.equal(result.exitCode, 0);
