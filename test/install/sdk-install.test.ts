@@ -32,8 +32,19 @@ const version: string = JSON.parse(readFileSync(join(REPOSITORY, 'package.json')
 const tarballName = `agentd-${version}.tgz`;
 const scratch = mkdtempSync(join(tmpdir(), 'agentd-sdk-install-'));
 
+/**
+ * What npm needs of the machine to reach its registry and build an addon (the CA bundle a proxy is
+ * trusted through, npm's own settings, node-gyp's headers), and nothing of agentd's.
+ */
+function npmEnvironment(): Record<string, string> {
+  // not every npm_config_*: `npm test` sets its own (the prefix of this repository among them)
+  const names = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'npm_config_registry', 'npm_config_cafile', 'npm_config_nodedir'];
+  const kept = Object.entries(process.env).filter(([name]) => names.includes(name));
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...Object.fromEntries(kept.filter((entry): entry is [string, string] => entry[1] !== undefined)) };
+}
+
 function run(command: string, args: string[], cwd: string) {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 180_000 });
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: npmEnvironment(), timeout: 180_000 });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
