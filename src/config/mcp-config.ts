@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { UsageError } from './flags.ts';
+import { readJsonConfigFile } from './json-config-file.ts';
 
 /** A server agentd starts as a child process and talks to over stdin/stdout. */
 export interface McpStdioServer {
@@ -41,19 +41,7 @@ export function loadMcpConfig(file: string): McpServerConfig[] {
   const fail = (message: string): never => {
     throw new UsageError(`--mcp-config ${file}: ${message}`);
   };
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return fail(code === 'ENOENT' ? 'the file does not exist' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot be read (${code ?? 'error'})`);
-  }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch {
-    return fail('is not valid JSON');
-  }
+  const document = readJsonConfigFile(file, fail);
   if (!isObject(document)) return fail('must be a JSON object with an "mcpServers" object');
   for (const key of Object.keys(document)) if (key !== 'mcpServers') fail(`${key}: unknown field (expected only "mcpServers")`);
   const servers = document.mcpServers;

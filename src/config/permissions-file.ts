@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { UsageError } from './flags.ts';
+import { readJsonConfigFile } from './json-config-file.ts';
 
 export type PermissionAction = 'allow' | 'ask' | 'deny';
 
@@ -26,19 +26,7 @@ export function loadPermissionsFile(file: string): PermissionRule[] {
   const fail = (message: string): never => {
     throw new UsageError(`--permissions-file ${file}: ${message}`);
   };
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return fail(code === 'ENOENT' ? 'the file does not exist' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot be read (${code ?? 'error'})`);
-  }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch {
-    return fail('is not valid JSON');
-  }
+  const document = readJsonConfigFile(file, fail);
   if (!isObject(document)) return fail('must be a JSON object with a "rules" array');
   for (const key of Object.keys(document)) if (key !== 'rules') fail(`${key}: unknown field (expected only "rules")`);
   const rules = document.rules;
