@@ -3,28 +3,19 @@
 // (SIGCONT) its writes are refused and it stands down. Real processes on a real PostgreSQL.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBackend, type TestBackend } from '../support/backends.ts';
-import { fakeProviderModels } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
 import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+import { clusterArguments, until as untilWithin } from '../support/cluster.ts';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 /** Short for a test, long enough for an event loop on a loaded two-core machine (docs/CLUSTER.md). */
 const LEASE_SECONDS = 2;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** This file's waits are shorter: its leases are. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000) => untilWithin(what, probe, timeoutMs);
 
 describe('fenced turn ownership across instances of a cluster', () => {
   let backend: TestBackend;
@@ -34,10 +25,7 @@ describe('fenced turn ownership across instances of a cluster', () => {
   before(async () => {
     backend = await createBackend('postgres');
     fake = await startFakeProvider();
-    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-ws-')));
-    const modelsFile = join(backend.stateDir, 'models.json');
-    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
-    args = ['--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--database-url', backend.databaseUrl!, '--cluster'];
+    args = [...clusterArguments(backend, fake.baseUrl)];
   });
   afterEach(async () => {
     for (const agentd of running.splice(0)) {

@@ -4,26 +4,13 @@
 // Real processes on a real PostgreSQL, the fake provider.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createBackend, type TestBackend } from '../support/backends.ts';
-import { fakeProviderModels } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
 import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+import { clusterArguments, until } from '../support/cluster.ts';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const shellCall = (callId: string, command: string[]) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
 
@@ -35,11 +22,8 @@ describe('reads and the one-active-turn limit across instances of a cluster', ()
   before(async () => {
     backend = await createBackend('postgres');
     fake = await startFakeProvider();
-    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-ws-')));
-    const modelsFile = join(backend.stateDir, 'models.json');
-    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
     // a lease no loaded machine loses: this test is not about takeover
-    args = ['--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--database-url', backend.databaseUrl!, '--cluster', '--turn-lease-seconds', '10'];
+    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', '10'];
   });
   afterEach(async () => {
     for (const agentd of running.splice(0)) await agentd.kill();

@@ -5,14 +5,12 @@
 // processes on a real PostgreSQL, the fake provider.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createBackend, type TestBackend } from '../support/backends.ts';
-import { fakeProviderModels } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
 import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+import { clusterArguments, until } from '../support/cluster.ts';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 /**
@@ -21,16 +19,6 @@ const TERMINAL = ['completed', 'failed', 'cancelled'];
  * for the orphan's cancel to wait it out.
  */
 const LEASE_SECONDS = 5;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** The pids of the processes whose command line is exactly `argv` (a tool's command, made unique by its argument). */
 function processesRunning(argv: string[]): number[] {
@@ -57,10 +45,7 @@ describe('cancel and resolve from any instance of a cluster', () => {
   before(async () => {
     backend = await createBackend('postgres');
     fake = await startFakeProvider();
-    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-ws-')));
-    const modelsFile = join(backend.stateDir, 'models.json');
-    writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
-    args = ['--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--database-url', backend.databaseUrl!, '--cluster', '--turn-lease-seconds', String(LEASE_SECONDS)];
+    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', String(LEASE_SECONDS)];
   });
   afterEach(async () => {
     for (const agentd of running.splice(0)) await agentd.kill();
