@@ -71,6 +71,8 @@ export interface Config {
   mcpConfig: string | null;
   /** the servers of --mcp-config, empty without it */
   mcpServers: McpServerConfig[];
+  /** --permissions-file as given, so that tools can be kept from reading or patching it */
+  permissionsFile: string | null;
   /** the rules of --permissions-file, in file order (the last match wins), empty without it */
   permissionRules: readonly PermissionRule[];
 }
@@ -161,7 +163,11 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const modelsFile = explicitModelsFile ?? join(stateDir, 'models.json');
   const mcpConfig = pathFlag(flags, 'mcp-config', cwd);
   const permissionsFile = pathFlag(flags, 'permissions-file', cwd);
-  const otherServerFiles = [{ name: 'the models file', path: modelsFile }, ...(mcpConfig ? [{ name: 'the MCP config', path: mcpConfig }] : [])];
+  const otherServerFiles = [
+    { name: 'the models file', path: modelsFile },
+    ...(mcpConfig ? [{ name: 'the MCP config', path: mcpConfig }] : []),
+    ...(permissionsFile ? [{ name: 'the permissions file', path: permissionsFile }] : []),
+  ];
   const tenants = tenantRegistry
     ? (await import('./tenant-registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0, otherServerFiles })
     : null;
@@ -174,7 +180,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     const problem = sandboxRunnerFileProblem(sandboxRunner, tenants ? tenants.tenants.map((tenant) => tenant.workspaceRoot) : workspaceRoots);
     if (problem) throw new UsageError(`--sandbox-runner: ${problem}`);
     // A tenant's root was checked against the server's files with the registry; the one boundary's here.
-    const secrets = serverSecrets({ stateDir, tokenFile, modelsFile, mcpConfig, tenantRegistry, tenantStateRoot: effectiveTenantStateRoot });
+    const secrets = serverSecrets({ stateDir, tokenFile, modelsFile, mcpConfig, permissionsFile, tenantRegistry, tenantStateRoot: effectiveTenantStateRoot });
     const exposed = tenants ? null : secretExposedBy(workspaceRoots[0], secrets);
     if (exposed) throw new UsageError(`--sandbox-runner: ${exposed}`);
   }
@@ -219,6 +225,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     metricsHost,
     mcpConfig,
     mcpServers: mcpConfig ? loadMcpConfig(mcpConfig) : [],
+    permissionsFile,
     permissionRules: Object.freeze(permissionsFile ? loadPermissionsFile(permissionsFile) : []),
   });
 }

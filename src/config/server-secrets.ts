@@ -1,7 +1,9 @@
 /**
  * The server's own files, which no tool may read, list, search or patch wherever they lie, and no
  * sandbox may show (CONTRACT.md §17): its state dir (the SQLite database and tenants' state
- * included), token file, models file, MCP config, tenant registry and tenant state root.
+ * included), token file, models file, MCP config, permissions file, tenant registry and tenant
+ * state root. The MCP config and the permissions file are also what the next start obeys, so a
+ * model that could patch them would choose its own commands and rules.
  */
 import { canonicalPath } from './tenant-workspace-roots.ts';
 import { isInside } from '../workspace/paths.ts';
@@ -11,6 +13,7 @@ export interface ServerSecretSources {
   tokenFile: string | null;
   modelsFile: string | null;
   mcpConfig: string | null;
+  permissionsFile: string | null;
   tenantRegistry: string | null;
   tenantStateRoot: string | null;
 }
@@ -27,6 +30,7 @@ export function serverSecrets(sources: ServerSecretSources): ServerSecret[] {
     ['the token file', sources.tokenFile],
     ['the models file', sources.modelsFile],
     ['the MCP config', sources.mcpConfig],
+    ['the permissions file', sources.permissionsFile],
     ['the tenant registry', sources.tenantRegistry],
     ['the tenant state root', sources.tenantStateRoot],
   ];

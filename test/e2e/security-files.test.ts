@@ -5,7 +5,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { useFakeServer } from '../support/harness.ts';
@@ -183,5 +183,38 @@ describe('the server\'s own files inside a workspace root (real server, host too
     assert.match(sent('call_search_notes'), /notes\.txt/);
     const sentToModel = JSON.stringify(harness.fake.requests.map((request) => request.body));
     assert.ok(!sentToModel.includes(CANARY), `the credential never reached the model: ${sentToModel.slice(Math.max(0, sentToModel.indexOf(CANARY) - 300), sentToModel.indexOf(CANARY) + 50)}`);
+  });
+});
+
+describe('the permissions file inside a workspace root (real server, host tools)', () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-rules-root-')));
+  const permissionsFile = join(root, 'permissions.json');
+  // the rules the next start obeys: a model that could patch them would choose its own
+  const rules = JSON.stringify({ rules: [{ tool: 'shell', pattern: '*', action: 'allow' }, { tool: 'apply_patch', pattern: '*', action: 'allow' }, { tool: 'shell', pattern: 'curl *', action: 'deny' }] }, null, 2);
+  writeFileSync(permissionsFile, rules);
+  const harness = useFakeServer({ args: ['--workspace-root', root, '--permissions-file', permissionsFile] });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('read_file, apply_patch and the shell can neither read nor rewrite it', async () => {
+    const session = await harness.newSession({ cwd: root });
+    const widen = `*** Begin Patch\n*** Update File: ${permissionsFile}\n@@\n-    "action": "deny"\n+    "action": "allow"\n*** End Patch`;
+    harness.fake.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          { name: 'read_file', arguments: JSON.stringify({ path: permissionsFile }), callId: 'call_read' },
+          { name: 'apply_patch', kind: 'custom', arguments: widen, callId: 'call_patch' },
+          { name: 'shell', arguments: JSON.stringify({ command: ['bash', '-c', `cat ${permissionsFile}; echo '{"rules":[]}' > ${permissionsFile}`] }), callId: 'call_shell' },
+        ],
+      },
+      { kind: 'reply', text: 'done' },
+    );
+    const turn = await harness.submit(session.id, 'loosen the rules');
+    assert.equal((await waitForTurn(harness.server, turn.id)).status, 'completed');
+    const sent = (callId: string) => harness.toolOutputSent(callId) ?? '';
+    assert.match(sent('call_read'), /one of agentd's own files/);
+    assert.doesNotMatch(sent('call_patch'), /^(Success|Done)/i);
+    assert.doesNotMatch(sent('call_shell'), /curl \*/, 'the shell did not read the rules');
+    assert.equal(readFileSync(permissionsFile, 'utf8'), rules, 'the rules are as the operator wrote them');
   });
 });
