@@ -38,6 +38,7 @@ export class BoundaryRuntime {
   readonly setups: RepositorySetups;
   /** --cluster: the leases on this instance's turns */
   private readonly leases: TurnLeases | null;
+  private readonly runner: TurnRunner;
 
   private constructor(
     readonly boundary: Boundary,
@@ -55,7 +56,7 @@ export class BoundaryRuntime {
     const contexts = new ModelContextCache(boundary.db);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
-    const runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases });
+    const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases }));
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases);
   }
 
@@ -83,6 +84,7 @@ export class BoundaryRuntime {
     this.leases?.stop();
     this.requests.stop();
     await this.setups.stopAll();
+    this.runner.close();
     await this.boundary.tools.close();
     await this.hub.flush();
   }

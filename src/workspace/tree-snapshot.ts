@@ -30,9 +30,22 @@ export interface SnapshotOptions {
   maxEntries: number;
   /** give the event loop back after this much synchronous work */
   sliceMs?: number;
+  /** told of each directory (relative, with its inode) before it is read */
+  onDirectory?(relative: string, ino: number): void;
 }
 
-const SKIPPED_DIRECTORIES = new Set(['.git']);
+export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git']);
+
+export function entryStateOf(stats: Stats): EntryState {
+  return {
+    type: stats.isFile() ? 'f' : stats.isSymbolicLink() ? 'l' : 'o',
+    size: stats.size,
+    mode: stats.mode,
+    ino: stats.ino,
+    mtimeMs: stats.mtimeMs,
+    ctimeMs: stats.ctimeMs,
+  };
+}
 
 export async function snapshotTree(root: string, options: SnapshotOptions): Promise<TreeSnapshot> {
   const entries = new Map<string, EntryState>();
@@ -62,17 +75,12 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
         continue;
       }
       if (stats.isDirectory()) {
-        if (!SKIPPED_DIRECTORIES.has(name)) pending.push(child);
+        if (SKIPPED_DIRECTORIES.has(name)) continue;
+        options.onDirectory?.(child, stats.ino);
+        pending.push(child);
         continue;
       }
-      entries.set(child, {
-        type: stats.isFile() ? 'f' : stats.isSymbolicLink() ? 'l' : 'o',
-        size: stats.size,
-        mode: stats.mode,
-        ino: stats.ino,
-        mtimeMs: stats.mtimeMs,
-        ctimeMs: stats.ctimeMs,
-      });
+      entries.set(child, entryStateOf(stats));
     }
   }
   return { entries, incomplete: false };

@@ -1,4 +1,5 @@
-import { TurnReceipt } from './turn-receipt.ts';
+import { MAX_WATCHED_ENTRIES, TurnReceipt } from './turn-receipt.ts';
+import { WorkspaceWatches } from '../../workspace/workspace-watches.ts';
 import type { Logger } from 'pino';
 import { nowIso } from '../../domain/ids.ts';
 import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } from '../../domain/turn-lifecycle.ts';
@@ -59,6 +60,8 @@ export interface TurnRunnerDeps {
   telemetry?: RuntimeTelemetry;
   /** --cluster: the leases on this instance's turns, let go as each ends */
   leases?: TurnLeases | null;
+  /** the session directories watched for change receipts; the runner's own when not given */
+  watches?: WorkspaceWatches;
 }
 
 interface SchedulerSlot {
@@ -84,7 +87,10 @@ export class TurnRunner {
   /** the tenant label of turn and token metrics: none in single-user mode */
   private readonly tenant: string | undefined;
 
+  private readonly watches: WorkspaceWatches;
+
   constructor(private readonly deps: TurnRunnerDeps) {
+    this.watches = deps.watches ?? new WorkspaceWatches({ maxEntries: MAX_WATCHED_ENTRIES });
     this.telemetry = deps.telemetry ?? NO_TELEMETRY;
     this.tenant = deps.boundary.id === DEFAULT_BOUNDARY_ID ? undefined : deps.boundary.id;
   }
@@ -199,7 +205,7 @@ export class TurnRunner {
     const model = findModel(boundary.catalog, session.model);
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
     const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files, this.deps.commands);
-    const receipt = new TurnReceipt(session.cwd);
+    const receipt = new TurnReceipt(this.watches, session.cwd);
     turn.receipt = receipt;
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
@@ -242,8 +248,14 @@ export class TurnRunner {
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {
+      await receipt.release();
       await files.cleanup().catch(() => {});
     }
+  }
+
+  /** Lets go of the watched session directories (the boundary is closing). */
+  close(): void {
+    this.watches.close();
   }
 
   /** The turn's whole text: the in-memory record holds it unless it was bounded, then the row does. */

@@ -3,11 +3,23 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync, chmodSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { TurnReceipt } from '../../../src/runtime/turn/turn-receipt.ts';
 import { snapshotTree } from '../../../src/workspace/tree-snapshot.ts';
+import { WorkspaceWatches } from '../../../src/workspace/workspace-watches.ts';
 
 const scratch: string[] = [];
-after(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const watchSets: WorkspaceWatches[] = [];
+after(() => {
+  watchSets.forEach((watches) => watches.close());
+  scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
+});
+/** A receipt on its own watches; maxWatchedDirectories 0 forces the walking fallback. */
+const receiptOf = (cwd: string, options: { maxEntries?: number; maxWatchedDirectories?: number } = {}) => {
+  const watches = new WorkspaceWatches({ maxEntries: options.maxEntries ?? 100_000, maxWatchedDirectories: options.maxWatchedDirectories });
+  watchSets.push(watches);
+  return new TurnReceipt(watches, cwd);
+};
 const workspace = () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentd-receipt-'));
   scratch.push(dir);
@@ -18,7 +30,7 @@ const touch = async (run: () => void) => run();
 test('created then deleted within the turn is not listed; a mode change is a modification', async () => {
   const cwd = workspace();
   writeFileSync(join(cwd, 'script.sh'), 'echo\n');
-  const receipt = new TurnReceipt(cwd);
+  const receipt = receiptOf(cwd);
   await receipt.around(() => touch(() => writeFileSync(join(cwd, 'scratch.txt'), 'x')));
   await receipt.around(() => touch(() => unlinkSync(join(cwd, 'scratch.txt'))));
   await receipt.around(() => touch(() => chmodSync(join(cwd, 'script.sh'), 0o755)));
@@ -29,7 +41,7 @@ test('a file deleted and created again is modified, and a rename is a deletion a
   const cwd = workspace();
   writeFileSync(join(cwd, 'a.txt'), 'a');
   writeFileSync(join(cwd, 'b.txt'), 'b');
-  const receipt = new TurnReceipt(cwd);
+  const receipt = receiptOf(cwd);
   await receipt.around(() => touch(() => unlinkSync(join(cwd, 'a.txt'))));
   await receipt.around(() => touch(() => writeFileSync(join(cwd, 'a.txt'), 'again')));
   await receipt.around(() => touch(() => renameSync(join(cwd, 'b.txt'), join(cwd, 'c.txt'))));
@@ -42,7 +54,7 @@ test('a file deleted and created again is modified, and a rename is a deletion a
 
 test('a call that throws still leaves its changes on the receipt', async () => {
   const cwd = workspace();
-  const receipt = new TurnReceipt(cwd);
+  const receipt = receiptOf(cwd);
   await assert.rejects(receipt.around(async () => {
     writeFileSync(join(cwd, 'half.txt'), 'half');
     throw new Error('the call failed');
@@ -52,7 +64,7 @@ test('a call that throws still leaves its changes on the receipt', async () => {
 
 test('overlapping calls (child agents) each count, in whatever order they end', async () => {
   const cwd = workspace();
-  const receipt = new TurnReceipt(cwd);
+  const receipt = receiptOf(cwd);
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const slow = receipt.around(async () => {
@@ -67,7 +79,7 @@ test('overlapping calls (child agents) each count, in whatever order they end', 
 
 test('at most 1,000 changes are listed, then changesTruncated', async () => {
   const cwd = workspace();
-  const receipt = new TurnReceipt(cwd);
+  const receipt = receiptOf(cwd);
   await receipt.around(() => touch(() => {
     for (let index = 0; index < 1001; index++) writeFileSync(join(cwd, `f${String(index).padStart(4, '0')}`), '');
   }));
@@ -79,7 +91,7 @@ test('at most 1,000 changes are listed, then changesTruncated', async () => {
 test('a cwd larger than the watch is marked truncated rather than reported as unchanged', async () => {
   const cwd = workspace();
   for (let index = 0; index < 20; index++) writeFileSync(join(cwd, `f${index}`), '');
-  const receipt = new TurnReceipt(cwd, 10);
+  const receipt = receiptOf(cwd, { maxEntries: 10 });
   await receipt.around(() => touch(() => writeFileSync(join(cwd, 'f0'), 'changed')));
   assert.equal(receipt.changes().changesTruncated, true);
 });
@@ -95,3 +107,68 @@ test('the walk never follows a symlink (a link out of the cwd is one entry) and 
   assert.deepEqual([...snapshot.entries.keys()], ['link']);
   assert.equal(snapshot.entries.get('link')!.type, 'l');
 });
+
+for (const mode of ['watched', 'walked'] as const) {
+  const options = mode === 'walked' ? { maxWatchedDirectories: 0 } : {};
+
+  test(`${mode}: a shell command's writes in new and renamed directories, in place and by mode, are seen`, async () => {
+    const cwd = workspace();
+    mkdirSync(join(cwd, 'src/deep'), { recursive: true });
+    writeFileSync(join(cwd, 'src/deep/a.ts'), 'a');
+    writeFileSync(join(cwd, 'append.txt'), 'one\n');
+    writeFileSync(join(cwd, 'mode.sh'), 'echo\n');
+    const receipt = receiptOf(cwd, options);
+    await receipt.around(async () => {
+      execFileSync('sh', ['-c', 'echo two >> append.txt && mkdir -p new/inner && printf x > new/inner/b.txt && mv src lib && chmod 700 mode.sh'], { cwd });
+    });
+    assert.deepEqual(receipt.changes().changes, [
+      { path: 'append.txt', kind: 'modified', bytes: 8 },
+      { path: 'lib/deep/a.ts', kind: 'created', bytes: 1 },
+      { path: 'mode.sh', kind: 'modified', bytes: 5 },
+      { path: 'new/inner/b.txt', kind: 'created', bytes: 1 },
+      { path: 'src/deep/a.ts', kind: 'deleted', bytes: 0 },
+    ]);
+  });
+
+  test(`${mode}: changes made between calls belong to no call, and the next turn on the same directory sees only its own`, async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, 'a.txt'), 'a');
+    const watches = new WorkspaceWatches({ maxEntries: 1000, ...options });
+    watchSets.push(watches);
+    const first = new TurnReceipt(watches, cwd);
+    await first.around(async () => writeFileSync(join(cwd, 'first.txt'), '1'));
+    writeFileSync(join(cwd, 'editor.txt'), 'typed by someone else');
+    await first.around(async () => writeFileSync(join(cwd, 'a.txt'), 'aa'));
+    await first.release();
+    const second = new TurnReceipt(watches, cwd);
+    await second.around(async () => rmSync(join(cwd, 'first.txt')));
+    await second.release();
+    assert.deepEqual(first.changes().changes.map((change) => change.path), ['a.txt', 'first.txt']);
+    assert.deepEqual(second.changes().changes, [{ path: 'first.txt', kind: 'deleted', bytes: 0 }]);
+  });
+
+  test(`${mode}: a directory replaced by a file, and a symlink put where a directory was, end what was below them`, async () => {
+    const cwd = workspace();
+    const elsewhere = workspace();
+    writeFileSync(join(elsewhere, 'outside.txt'), 'x');
+    mkdirSync(join(cwd, 'dir'));
+    writeFileSync(join(cwd, 'dir/in.txt'), 'in');
+    mkdirSync(join(cwd, 'other'));
+    writeFileSync(join(cwd, 'other/in.txt'), 'in');
+    const receipt = receiptOf(cwd, options);
+    await receipt.around(async () => {
+      rmSync(join(cwd, 'dir'), { recursive: true });
+      writeFileSync(join(cwd, 'dir'), 'now a file');
+      rmSync(join(cwd, 'other'), { recursive: true });
+      symlinkSync(elsewhere, join(cwd, 'other'));
+    });
+    // later writes through the link land outside the cwd: not the turn's files, never listed
+    await receipt.around(async () => writeFileSync(join(elsewhere, 'outside.txt'), 'changed'));
+    assert.deepEqual(receipt.changes().changes, [
+      { path: 'dir', kind: 'created', bytes: 10 },
+      { path: 'dir/in.txt', kind: 'deleted', bytes: 0 },
+      { path: 'other', kind: 'created', bytes: elsewhere.length },
+      { path: 'other/in.txt', kind: 'deleted', bytes: 0 },
+    ]);
+  });
+}

@@ -1,0 +1,217 @@
+/**
+ * What changed under a directory tree since it was last looked at, without walking it again: the
+ * tree is walked once (metadata only, see tree-snapshot.ts), then every directory is watched
+ * (inotify through fs.watch, one watch per directory) and only the names the kernel reports are
+ * looked at again. `settle()` brings the known states up to date and says which paths changed.
+ *
+ * Anything the watch cannot vouch for makes the next settle walk the whole tree and compare, as
+ * the receipt did before: a watch that fails or cannot be added, more directories than
+ * MAX_WATCHED_DIRECTORIES, or so many events since the last settle that the kernel's queue may
+ * have overflowed (fs.watch does not report an overflow).
+ */
+import { lstatSync, readFileSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import path from 'node:path';
+import { changedPaths, entryStateOf, snapshotTree, SKIPPED_DIRECTORIES, type EntryState, type TreeSnapshot } from './tree-snapshot.ts';
+
+/** One path whose state differs from the last settle; undefined: absent. */
+export interface PathChange {
+  path: string;
+  before: EntryState | undefined;
+  after: EntryState | undefined;
+}
+
+export interface WorkspaceWatchOptions {
+  /** entries walked at most; a larger tree is marked incomplete */
+  maxEntries: number;
+  /** directories watched at most; beyond, every settle walks */
+  maxWatchedDirectories?: number;
+}
+
+export const MAX_WATCHED_DIRECTORIES = 4096;
+
+/** Half the kernel's queue: a settle that saw this many events may have missed some. */
+const OVERFLOW_SUSPECTED_AT = Math.floor(readQueueLength() / 2);
+
+function readQueueLength(): number {
+  try {
+    return Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim()) || 16_384;
+  } catch {
+    return 16_384;
+  }
+}
+
+/** Events already queued by the kernel are read in the loop's next poll phase; two turns of the loop pass it. */
+const eventsDelivered = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+
+export class WorkspaceWatch {
+  private states = new Map<string, EntryState>();
+  /** watched directories (relative, '' the root) with their inode, so a replaced one is noticed */
+  private readonly directories = new Map<string, { ino: number; watcher: FSWatcher | null }>();
+  private dirty = new Set<string>();
+  private events = 0;
+  private watching = true;
+  private walkNeeded = false;
+  private incomplete = false;
+  private rootIno = -1;
+  private settling: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private readonly maxWatched: number;
+
+  private constructor(
+    readonly root: string,
+    private readonly options: WorkspaceWatchOptions,
+  ) {
+    this.maxWatched = options.maxWatchedDirectories ?? MAX_WATCHED_DIRECTORIES;
+  }
+
+  /** Walks the tree once and starts watching it. */
+  static async open(root: string, options: WorkspaceWatchOptions): Promise<WorkspaceWatch> {
+    const watch = new WorkspaceWatch(root, options);
+    await watch.rewalk();
+    return watch;
+  }
+
+  /** true while the watch vouches for the tree (no walk on settle) */
+  get watched(): boolean {
+    return this.watching && !this.walkNeeded;
+  }
+
+  /** The tree was larger than the entry limit: what lies beyond it is unknown. */
+  get truncated(): boolean {
+    return this.incomplete;
+  }
+
+  /** The state of a path as of the last settle. */
+  stateOf(relative: string): EntryState | undefined {
+    return this.states.get(relative);
+  }
+
+  /** Brings the states up to date: the paths that changed since the previous settle, one settle at a time. */
+  settle(): Promise<PathChange[]> {
+    const next = this.settling.then(() => this.settleNow());
+    this.settling = next.catch(() => {});
+    return next;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopWatching();
+  }
+
+  private async settleNow(): Promise<PathChange[]> {
+    await eventsDelivered();
+    if (this.closed) return [];
+    if (!this.watched || this.events >= OVERFLOW_SUSPECTED_AT || this.rootReplaced()) return this.rewalk();
+    const batch = this.dirty;
+    this.dirty = new Set();
+    this.events = 0;
+    const changes = new Map<string, PathChange>();
+    const note = (name: string, after: EntryState | undefined) => {
+      const before = changes.has(name) ? changes.get(name)!.before : this.states.get(name);
+      if (after === undefined) this.states.delete(name);
+      else this.states.set(name, after);
+      changes.set(name, { path: name, before, after });
+    };
+    for (const name of batch) {
+      if (this.underSkipped(name)) continue;
+      const stats = lstatOrNull(path.join(this.root, name));
+      const watchedDirectory = this.directories.get(name);
+      if (watchedDirectory && !(stats?.isDirectory() && stats.ino === watchedDirectory.ino)) this.forgetDirectory(name, note);
+      if (stats?.isDirectory()) {
+        if (!this.directories.has(name) && !SKIPPED_DIRECTORIES.has(path.basename(name))) await this.adoptDirectory(name, note);
+        if (this.states.has(name)) note(name, undefined);
+        continue;
+      }
+      note(name, stats ? entryStateOf(stats) : undefined);
+    }
+    if (!this.watched) return this.rewalk();
+    return [...changes.values()].filter((change) => !sameState(change.before, change.after));
+  }
+
+  /** The whole tree walked again and compared: the fallback, and the first look. */
+  private async rewalk(): Promise<PathChange[]> {
+    this.stopWatching();
+    this.watching = true;
+    this.walkNeeded = false;
+    this.dirty = new Set();
+    this.events = 0;
+    this.rootIno = lstatOrNull(this.root)?.ino ?? -1;
+    // Watch first, walk second: a change made during the walk is then reported again, never lost.
+    this.watchDirectory('', this.rootIno);
+    const snapshot = await snapshotTree(this.root, { maxEntries: this.options.maxEntries, onDirectory: (relative, ino) => this.watchDirectory(relative, ino) });
+    if (snapshot.incomplete) this.walkNeeded = true;
+    this.incomplete = snapshot.incomplete;
+    const previous: TreeSnapshot = { entries: this.states, incomplete: false };
+    const changes = changedPaths(previous, snapshot).map((name) => ({ path: name, before: this.states.get(name), after: snapshot.entries.get(name) }));
+    this.states = snapshot.entries;
+    if (!this.watching) this.stopWatching();
+    return changes;
+  }
+
+  /** A directory that appeared (or replaced another): its whole subtree is new, and watched from now on. */
+  private async adoptDirectory(relative: string, note: (name: string, after: EntryState | undefined) => void): Promise<void> {
+    const stats = lstatOrNull(path.join(this.root, relative));
+    if (!stats?.isDirectory()) return;
+    this.watchDirectory(relative, stats.ino);
+    const below = await snapshotTree(path.join(this.root, relative), { maxEntries: this.options.maxEntries, onDirectory: (inner, ino) => this.watchDirectory(`${relative}/${inner}`, ino) });
+    if (below.incomplete || this.states.size + below.entries.size > this.options.maxEntries) this.walkNeeded = true;
+    for (const [name, state] of below.entries) note(`${relative}/${name}`, state);
+  }
+
+  /** A directory that went away (or was replaced): every state below it is gone. */
+  private forgetDirectory(relative: string, note: (name: string, after: EntryState | undefined) => void): void {
+    const prefix = `${relative}/`;
+    for (const [name, directory] of this.directories) {
+      if (name !== relative && !name.startsWith(prefix)) continue;
+      directory.watcher?.close();
+      this.directories.delete(name);
+    }
+    for (const name of [...this.states.keys()]) if (name.startsWith(prefix)) note(name, undefined);
+  }
+
+  private watchDirectory(relative: string, ino: number): void {
+    if (!this.watching) return;
+    if (this.directories.size >= this.maxWatched) {
+      this.watching = false;
+      return;
+    }
+    try {
+      const watcher = watch(relative === '' ? this.root : path.join(this.root, relative), { persistent: false }, (_type, name) => {
+        this.events++;
+        if (name === null) this.walkNeeded = true;
+        else this.dirty.add(relative === '' ? String(name) : `${relative}/${String(name)}`);
+      });
+      watcher.on('error', () => (this.walkNeeded = true));
+      this.directories.get(relative)?.watcher?.close();
+      this.directories.set(relative, { ino, watcher });
+    } catch {
+      this.watching = false; // no inotify, or out of watches: every settle walks
+    }
+  }
+
+  private stopWatching(): void {
+    for (const directory of this.directories.values()) directory.watcher?.close();
+    this.directories.clear();
+  }
+
+  private rootReplaced(): boolean {
+    return (lstatOrNull(this.root)?.ino ?? -1) !== this.rootIno;
+  }
+
+  private underSkipped(relative: string): boolean {
+    return relative.split('/').some((part) => SKIPPED_DIRECTORIES.has(part));
+  }
+}
+
+function lstatOrNull(file: string): Stats | null {
+  try {
+    return lstatSync(file);
+  } catch {
+    return null;
+  }
+}
+
+function sameState(a: EntryState | undefined, b: EntryState | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.type === b.type && a.size === b.size && a.mode === b.mode && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+}

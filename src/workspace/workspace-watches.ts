@@ -1,0 +1,129 @@
+/**
+ * The watched workspaces of one boundary, one per session directory, shared by every turn whose
+ * session works there and kept between turns: the first writing call of a directory pays its walk,
+ * later calls only what changed. A directory no turn has used for IDLE_MS is let go.
+ *
+ * A call looks at the workspace through a window: changes found while a window is open belong to
+ * it (to every open one when calls overlap, as two walks around each would say); changes made
+ * while no call ran (an editor, another process) are settled when the next window opens and
+ * belong to no call.
+ */
+import { WorkspaceWatch, type PathChange } from './workspace-watch.ts';
+import type { EntryState } from './tree-snapshot.ts';
+
+export const IDLE_MS = 10 * 60 * 1000;
+
+/** What one call, or several merged, changed: each path's state before the first change and after the last. */
+export class ChangeWindow {
+  readonly before = new Map<string, EntryState | undefined>();
+  readonly after = new Map<string, EntryState | undefined>();
+  truncated = false;
+
+  add(changes: readonly PathChange[]): void {
+    for (const change of changes) {
+      if (!this.before.has(change.path)) this.before.set(change.path, change.before);
+      this.after.set(change.path, change.after);
+    }
+  }
+
+  merge(other: ChangeWindow): void {
+    for (const [name, state] of other.before) if (!this.before.has(name)) this.before.set(name, state);
+    for (const [name, state] of other.after) this.after.set(name, state);
+    this.truncated ||= other.truncated;
+  }
+}
+
+export class WatchedWorkspace {
+  private readonly windows = new Set<ChangeWindow>();
+
+  constructor(private readonly watch: WorkspaceWatch) {}
+
+  async open(): Promise<ChangeWindow> {
+    await this.deliver();
+    const window = new ChangeWindow();
+    this.windows.add(window);
+    return window;
+  }
+
+  async close(window: ChangeWindow): Promise<ChangeWindow> {
+    try {
+      await this.deliver();
+    } finally {
+      this.windows.delete(window);
+    }
+    return window;
+  }
+
+  private async deliver(): Promise<void> {
+    const changes = await this.watch.settle();
+    for (const window of this.windows) {
+      window.add(changes);
+      window.truncated ||= this.watch.truncated;
+    }
+  }
+}
+
+interface Held {
+  opening: Promise<WatchedWorkspace>;
+  watch?: WorkspaceWatch;
+  users: number;
+  idleTimer?: NodeJS.Timeout;
+}
+
+export interface WorkspaceWatchesOptions {
+  maxEntries: number;
+  maxWatchedDirectories?: number;
+  idleMs?: number;
+}
+
+export class WorkspaceWatches {
+  private readonly held = new Map<string, Held>();
+  private closed = false;
+
+  constructor(private readonly options: WorkspaceWatchesOptions) {}
+
+  /** The watched workspace of `root`, opened (walked) on first use; `release` when the turn ends. */
+  async acquire(root: string): Promise<{ workspace: WatchedWorkspace; release(): void }> {
+    if (this.closed) throw new Error('the workspace watches are closed');
+    let held = this.held.get(root);
+    if (!held) {
+      const entry: Held = { users: 0, opening: null as unknown as Promise<WatchedWorkspace> };
+      entry.opening = WorkspaceWatch.open(root, { maxEntries: this.options.maxEntries, maxWatchedDirectories: this.options.maxWatchedDirectories }).then((watch) => {
+        entry.watch = watch;
+        if (this.closed || this.held.get(root) !== entry) watch.close();
+        return new WatchedWorkspace(watch);
+      });
+      held = entry;
+      this.held.set(root, held);
+    }
+    held.users++;
+    clearTimeout(held.idleTimer);
+    const entry = held;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--entry.users > 0) return;
+      entry.idleTimer = setTimeout(() => this.forget(root, entry), this.options.idleMs ?? IDLE_MS);
+      entry.idleTimer.unref();
+    };
+    try {
+      return { workspace: await entry.opening, release };
+    } catch (error) {
+      release();
+      this.forget(root, entry);
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const [root, entry] of this.held) this.forget(root, entry);
+  }
+
+  private forget(root: string, entry: Held): void {
+    clearTimeout(entry.idleTimer);
+    if (this.held.get(root) === entry) this.held.delete(root);
+    entry.watch?.close();
+  }
+}
