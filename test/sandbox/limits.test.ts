@@ -27,8 +27,10 @@ function bwrapHeldInSetup(): string {
 
 describe('the sandbox limits', () => {
   let client: SandboxClient;
+  let workspace: string;
   before(async () => {
-    client = sandboxClient(scratchDirectory());
+    workspace = scratchDirectory();
+    client = sandboxClient(workspace);
     await client.start();
   });
   after(() => client.close());
@@ -51,19 +53,6 @@ describe('the sandbox limits', () => {
     assert.equal(read(groups.pids, 'pids.max'), '512');
   });
 
-  it('kills a command allocating 3 GiB, says so, and keeps serving', async () => {
-    const { result } = await shell(client, `python3 -c "
-chunks = []
-for _ in range(3 * 1024):
-    chunks.append(bytearray(1024 * 1024))
-print('allocated')
-"`);
-    assert.equal(result.outcome?.oomKilled, true);
-    assert.notEqual(result.outcome?.exitCode, 0);
-    const { output } = await shell(client, 'echo still serving');
-    assert.equal(output, 'still serving\n');
-  });
-
   it('contains a fork bomb within 512 processes while the host stays responsive', async () => {
     const groups = tenantGroupsOf(client.runnerPid!);
     const started = Date.now();
@@ -83,6 +72,59 @@ print('allocated')
     assert.equal(result.outcome?.timedOut, true);
     const { output } = await shell(client, 'echo after the bomb');
     assert.equal(output, 'after the bomb\n');
+  });
+
+  it('holds exactly 512 processes: the group reaches 512 and the next fork is refused', async () => {
+    const groups = tenantGroupsOf(client.runnerPid!);
+    // forks until the kernel refuses, then holds its children until the host has counted them
+    let output = '';
+    const forking = client.call({ type: 'run', shell: `python3 -c "
+import errno, os, time
+children = []
+try:
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(120)
+            os._exit(0)
+        children.append(pid)
+except OSError as error:
+    print('refused', errno.errorcode[error.errno], flush=True)
+for _ in range(600):
+    if os.path.exists('/workspace/counted'): break
+    time.sleep(0.1)
+for pid in children: os.kill(pid, 9)
+for pid in children: os.waitpid(pid, 0)
+"`, timeoutMs: 90_000 }, { onOutput: (_stream, data) => (output += data) });
+    let counted: number | null = null;
+    try {
+      await waitUntil(() => output.includes('refused'), 60_000);
+      counted = Number(readFileSync(join(groups.pids, 'pids.current'), 'utf8'));
+    } finally {
+      writeFileSync(join(workspace, 'counted'), '');
+    }
+    const result = await forking;
+    assert.equal(counted, 512, 'every one of the 512 processes was allowed');
+    assert.equal(output, 'refused EAGAIN\n', 'the 513th fork was refused');
+    assert.equal(result.outcome?.exitCode, 0);
+  });
+
+  it('holds 2 GiB: 64 MiB under it completes, 1 MiB over it is killed and said so, and the runner keeps serving', async () => {
+    // every page written, so that it is charged to the group (a bytearray of zeros might not be)
+    const allocate = (mebibytes: number) => shell(client, `python3 -c "
+chunks = [b'x' * (1024 * 1024) for _ in range(${mebibytes})]
+print('allocated', len(chunks))
+"`, 60_000);
+    const under = await allocate(2048 - 64);
+    assert.equal(under.output, `allocated ${2048 - 64}\n`);
+    assert.equal(under.result.outcome?.oomKilled, false);
+    assert.equal(under.result.outcome?.exitCode, 0);
+    const over = await allocate(2048 + 1);
+    assert.equal(over.result.outcome?.oomKilled, true);
+    assert.notEqual(over.result.outcome?.exitCode, 0);
+    assert.equal(over.output, '');
+    const { output } = await shell(client, 'echo still serving');
+    assert.equal(output, 'still serving\n');
   });
 
   it('caps CPU at 2: four busy loops get at most about two CPUs of time', async () => {
