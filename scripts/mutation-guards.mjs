@@ -1,4 +1,5 @@
 // The guard modules under mutation testing, each with the test files that must notice a loosened guard.
+// Unit-level edge files first: with forceBail a mutant's run stops at the first failing file.
 export const GUARDS = {
   'dangerous-commands': {
     modules: ['src/agent/policy/dangerous-commands.ts'],
@@ -23,5 +24,40 @@ export const GUARDS = {
   'request-limits': {
     modules: ['src/http/request-limits.ts'],
     tests: ['test/edges/request-head-limits.test.ts', 'test/http/edges.test.ts', 'test/e2e/edges-http.test.ts'],
+  },
+  'read-only-commands': {
+    modules: ['src/agent/policy/read-only-commands.ts', 'src/agent/policy/read-only-programs.ts'],
+    tests: ['test/edges/read-only-and-plan-mode.test.ts', 'test/agent/policy/command-analysis.test.ts'],
+  },
+  'policy-decide': {
+    modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts'],
+    tests: ['test/agent/policy/decide.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/tools/plan-tools.test.ts'],
+  },
+  'workspace-paths': {
+    modules: ['src/workspace/paths.ts'],
+    tests: ['test/edges/workspace-containment.test.ts', 'test/workspace/paths.test.ts'],
+  },
+  'no-follow': {
+    modules: ['src/workspace/no-follow.ts'],
+    tests: ['test/edges/no-follow.test.ts', 'test/workspace/no-follow.test.ts'],
+  },
+  'egress-ranges': {
+    modules: ['src/workspace/refused-destinations.ts', 'src/sandbox/runner/network.ts:21-43'],
+    tests: ['test/workspace/repository-destination.test.ts', 'test/edges/egress-ranges.test.ts'],
+  },
+  'sandbox-limits': {
+    modules: ['src/sandbox/cgroups/limits.ts'],
+    tests: ['test/sandbox/cgroup-limits.test.ts'],
+  },
+  projection: {
+    modules: ['src/domain/projection-budget.ts', 'src/domain/projection-json.ts', 'src/domain/projection.ts'],
+    tests: [
+      'test/domain/projection-budget.test.ts',
+      'test/domain/projection-redaction.test.ts',
+      'test/domain/projection-agents.test.ts',
+      'test/domain/projection-items.test.ts',
+      'test/domain/projection-tags.test.ts',
+      'test/domain/projection-adversarial.test.ts',
+    ],
   },
 };
