@@ -211,6 +211,7 @@ describe('agentd command line', () => {
     const signalled = Date.now();
     child.kill('SIGTERM');
     await idleClosed;
+    // about time: left alone, an idle kept-alive connection closes at the 5 s keep-alive timeout; 2 s tells a close at the signal from that
     assert.ok(Date.now() - signalled < 2_000, 'the idle connection is closed at once');
     // the server is stopping now: the waiting request's head completes
     late.write('\r\n');

@@ -111,6 +111,7 @@ describe('cancel and resolve from any instance of a cluster', () => {
     t.diagnostic(`cancelled through the other instance in ${cancelMs} ms`);
     assert.equal(cancelled.status, 200);
     assert.deepEqual([cancelled.json.status, cancelled.json.attempt], ['cancelled', 1], 'the owner ended it, no takeover');
+    // about time: the contract gives a cancel 2 s; the owner polls for marks every 500 ms (measured 491 to 648 ms, CLUSTER.md)
     assert.ok(cancelMs < 2_000, `the cancel took ${cancelMs} ms`);
     assert.deepEqual(processesRunning(sleeper), [], 'the tool\'s process was killed');
     assert.deepEqual([(await turnOn(alpha, turn.id)).status, (await turnOn(beta, turn.id)).status], ['cancelled', 'cancelled']);

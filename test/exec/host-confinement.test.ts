@@ -39,7 +39,7 @@ test('without bubblewrap, one warning says unattended commands fall back to the 
 
 test('a bubblewrap that starts but cannot confine (here: a program that always fails) is not used', async () => {
   const { logger } = recordingLogger();
-  const confinement = await detectHostConfinement({ mode: 'auto', secretPaths: [], logger, bubblewrapPath: '/bin/false' });
+  const confinement = await detectHostConfinement({ mode: 'auto', secretPaths: [], logger, bubblewrapPath: programOnPath('false') });
   assert.equal(confinement.confined, false);
 });
 
@@ -87,9 +87,9 @@ for (const user of ['the server user', 'nobody'] as const) {
       let output: string;
       if (user === 'nobody') {
         const args = bubblewrapArguments({ view: 'read-only', command, cwd: root, env: toolEnvironment(), visible: [root], hidden: [], system });
-        output = execFileSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '/usr/bin/bwrap', ...args], { encoding: 'utf8', cwd: '/', env: toolEnvironment(), timeout: 30_000 });
+        output = execFileSync(programOnPath('setpriv'), ['--reuid=65534', '--regid=65534', '--clear-groups', programOnPath('bwrap'), ...args], { encoding: 'utf8', cwd: '/', env: toolEnvironment(), timeout: 30_000 });
       } else {
-        const runner = createConfinedRunner({ bubblewrapPath: '/usr/bin/bwrap', system, secretPaths: [] });
+        const runner = createConfinedRunner({ bubblewrapPath: programOnPath('bwrap'), system, secretPaths: [] });
         const result = await runner({ argv: command, cwd: root, env: {}, view: { writable: false, roots: [root] }, timeoutMs: 30_000, signal: new AbortController().signal, onOutput: () => {} });
         output = result.output;
       }

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxClient } from '../../src/exec/sandbox-client.ts';
+import { programOnPath } from '../support/programs.ts';
 import { runnerCommand, scratchDirectory } from './support.ts';
 
 /** Starts the runner with one guarantee made unavailable; returns its single stdout line and exit code. */
@@ -19,7 +20,7 @@ describe('a host that cannot give a guarantee', () => {
     ['bwrap', { AGENTD_SANDBOX_BWRAP: '/nonexistent/bwrap' }, /^bwrap$/],
     ['nftables', { AGENTD_SANDBOX_NFT: '/nonexistent/nft' }, /^nftables$/],
     ['slirp4netns', { AGENTD_SANDBOX_SLIRP4NETNS: '/nonexistent/slirp4netns' }, /^slirp4netns$/],
-    ['user namespaces', { AGENTD_SANDBOX_UNSHARE: '/bin/false' }, /^(user|network)_namespaces$/],
+    ['user namespaces', { AGENTD_SANDBOX_UNSHARE: programOnPath('false') }, /^(user|network)_namespaces$/],
   ];
   for (const [guarantee, env, missing] of cases) {
     it(`refuses to start without ${guarantee}, naming it, and never says ready`, () => {
