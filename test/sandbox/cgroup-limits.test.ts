@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupLayout } from '../../src/sandbox/cgroups/layout.ts';
-import { LimitError, SANDBOX_LIMITS, writeV1Limits, writeV2Limits } from '../../src/sandbox/cgroups/limits.ts';
+import { enableV2Controllers, hostHasSwap, LimitError, SANDBOX_LIMITS, writeV1Limits, writeV2Limits } from '../../src/sandbox/cgroups/limits.ts';
 import { TenantCgroup } from '../../src/sandbox/cgroups/tenant-group.ts';
 import { scratchDirectory } from './support.ts';
 
@@ -75,6 +75,72 @@ describe('the cgroup limit writer', () => {
   it('refuses v1 on a host with swap but no swap accounting', () => {
     const directories = { memory: scratchDirectory(), cpu: scratchDirectory(), pids: scratchDirectory() };
     assert.throws(() => writeV1Limits(directories, SANDBOX_LIMITS, true), (error: LimitError) => error.missing === 'cgroup:memory.memsw');
+  });
+
+  it('holds SPEC §8 exactly: 2 CPUs, 2 GiB and 512 processes', () => {
+    assert.deepEqual({ ...SANDBOX_LIMITS }, { cpus: 2, memoryBytes: 2147483648, processes: 512 });
+    assert.ok(Object.isFrozen(SANDBOX_LIMITS));
+  });
+
+  it('reads swap from /proc/swaps: its header alone is no swap, one device line is', () => {
+    const swaps = (content: string) => {
+      const file = join(scratchDirectory(), 'swaps');
+      writeFileSync(file, content);
+      return hostHasSwap(file);
+    };
+    const header = 'Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n';
+    assert.equal(swaps(header), false);
+    assert.equal(swaps(`${header}\n\n`), false, 'trailing blank lines are no device');
+    assert.equal(swaps(`${header}/swapfile                               file\t\t1048572\t\t0\t\t-2\n`), true);
+    assert.equal(hostHasSwap(join(scratchDirectory(), 'missing')), false, 'no /proc/swaps, no swap');
+  });
+
+  it('writes v1 without memsw on a host without swap, and creates no memsw file', () => {
+    const directories = { memory: scratchDirectory(), cpu: scratchDirectory(), pids: scratchDirectory() };
+    writeV1Limits(directories, SANDBOX_LIMITS, false);
+    assert.equal(readFileSync(join(directories.memory, 'memory.limit_in_bytes'), 'utf8'), '2147483648');
+    assert.equal(existsSync(join(directories.memory, 'memory.memsw.limit_in_bytes')), false);
+    assert.equal(readFileSync(join(directories.pids, 'pids.max'), 'utf8'), '512');
+  });
+
+  it('says why v1 with swap and no swap accounting is refused, before writing anything', () => {
+    const directories = { memory: scratchDirectory(), cpu: scratchDirectory(), pids: scratchDirectory() };
+    assert.throws(() => writeV1Limits(directories, SANDBOX_LIMITS, true), (error: LimitError) => {
+      assert.equal(error.missing, 'cgroup:memory.memsw');
+      assert.match(error.message, /^the host has swap but no swap accounting \(memory\.memsw\), so "without swap" cannot be enforced; boot with swapaccount=1 or disable swap$/);
+      return true;
+    });
+    assert.equal(existsSync(join(directories.cpu, 'cpu.cfs_quota_us')), false);
+  });
+
+  // A directory where a limit file belongs makes exactly that write fail (EISDIR), even as root.
+  it('names the v1 controller whose file it cannot write, and the value and path', () => {
+    for (const [controller, file] of [['memory', 'memory.limit_in_bytes'], ['memory', 'memory.memsw.limit_in_bytes'], ['cpu', 'cpu.cfs_period_us'], ['cpu', 'cpu.cfs_quota_us'], ['pids', 'pids.max']] as const) {
+      const directories = { memory: scratchDirectory(), cpu: scratchDirectory(), pids: scratchDirectory() };
+      // memsw is written only when it exists: as a directory it both exists and cannot be written
+      if (file !== 'memory.memsw.limit_in_bytes') writeFileSync(join(directories.memory, 'memory.memsw.limit_in_bytes'), '');
+      mkdirSync(join(directories[controller], file));
+      assert.throws(() => writeV1Limits(directories, SANDBOX_LIMITS, false), (error: LimitError) => {
+        assert.equal(error.missing, `cgroup:${controller}`, file);
+        assert.match(error.message, new RegExp(`^cannot write \\d+ to ${join(directories[controller], file).replaceAll('.', '\\.')}: EISDIR`), file);
+        return true;
+      });
+    }
+  });
+
+  it('names the v2 file it cannot write', () => {
+    for (const [file, missing, value] of [['memory.max', 'cgroup:memory', '2147483648'], ['memory.swap.max', 'cgroup:memory.swap', '0'], ['cpu.max', 'cgroup:cpu', '200000 100000'], ['pids.max', 'cgroup:pids', '512']]) {
+      const group = scratchDirectory();
+      mkdirSync(join(group, file));
+      assert.throws(() => writeV2Limits(group, SANDBOX_LIMITS), (error: LimitError) => {
+        assert.equal(error.missing, missing, file);
+        assert.ok(error.message.startsWith(`cannot write ${value} to ${join(group, file)}: EISDIR`), error.message);
+        return true;
+      });
+    }
+    const parent = scratchDirectory();
+    mkdirSync(join(parent, 'cgroup.subtree_control'));
+    assert.throws(() => enableV2Controllers(parent), (error: LimitError) => error.missing === 'cgroup:subtree_control' && error.message.startsWith('cannot write +memory +cpu +pids to'));
   });
 
   it('names the controller it cannot write', () => {
