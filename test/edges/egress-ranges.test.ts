@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { filterRules, NFT_TABLE } from '../../src/sandbox/runner/network.ts';
+import { isRefusedAddress } from '../../src/workspace/refused-destinations.ts';
 
 // What docs/SANDBOX.md promises, written out independently of the rule text under test.
 const PROMISED_V4 = [
@@ -129,6 +130,31 @@ describe('the egress filter at the edges of its ranges', () => {
     const all = [...new Set([...v6, ...inside])];
     const answersV6 = membership('refused_v6', all);
     for (const address of all) assert.equal(answersV6.get(address), promised(v6Ranges, parseV6(address)), address);
+  });
+});
+
+describe('the same ranges where repository URLs are judged (isRefusedAddress)', () => {
+  it('refuses every range from its first to its last address, and not one beyond, in both families', () => {
+    for (const value of edgesOf(v4Ranges, V4_BITS)) assert.equal(isRefusedAddress(formatV4(value)), promised(v4Ranges, value), formatV4(value));
+    for (const value of edgesOf(v6Ranges, V6_BITS)) assert.equal(isRefusedAddress(formatV6(value)), promised(v6Ranges, value), formatV6(value));
+    for (const address of fc.sample(fc.ipV4(), 300)) assert.equal(isRefusedAddress(address), promised(v4Ranges, parseV4(address)), address);
+    const inside = v6Ranges.flatMap((range) => fc.sample(fc.bigInt({ min: range.first, max: range.last }), 5));
+    for (const value of [...inside, ...fc.sample(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), 100)]) {
+      assert.equal(isRefusedAddress(formatV6(value)), promised(v6Ranges, value), formatV6(value));
+    }
+  });
+
+  it('judges an address however it is spelled: brackets, a zone, upper case, mapped forms', () => {
+    const refused = ['[::1]', '[fd00:ec2::254]', 'fe80::1%eth0', '[fe80::1%25eth0]', 'FD00:EC2::254', '::FFFF:7F00:1', '::ffff:127.0.0.1', '::ffff:172.31.255.255', '64:ff9b::10.0.0.1', '0:0:0:0:0:0:0:1'];
+    for (const address of refused) assert.equal(isRefusedAddress(address), true, address);
+    const allowed = ['[2606:4700::1]', '2606:4700::1%eth0', '2606:4700::1', '64:ff9c::8.8.8.8', '8.8.8.8', '172.32.0.0'];
+    for (const address of allowed) assert.equal(isRefusedAddress(address), false, address);
+  });
+
+  it('refuses what is not an address at all, rather than judging it as one', () => {
+    for (const text of ['', 'localhost', 'not-an-address', '8.8.8.8.', ' 8.8.8.8', '8.8.8.8 ', '08.8.8.8', '8.8.8', '[8.8.8.8', '8.8.8.8]', '[]', 'example.com', '2606:4700::1::1']) {
+      assert.equal(isRefusedAddress(text), true, JSON.stringify(text));
+    }
   });
 });
 
