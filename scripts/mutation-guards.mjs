@@ -7,7 +7,7 @@ export const GUARDS = {
   },
   access: {
     modules: ['src/http/access.ts'],
-    tests: ['test/edges/access.test.ts'],
+    tests: ['test/edges/access-checks.test.ts', 'test/edges/access.test.ts'],
   },
   'token-lookup': {
     modules: ['src/tenancy/token-lookup.ts'],
