@@ -173,6 +173,17 @@ test('near misses that mutation testing asked for', () => {
   for (const command of ['echo of=/dev/sda', 'echo /dev/sda', 'echo 0', 'echo reboot', 'echo 1', 'echo / -delete']) assertRuns(command);
   // a redirection with no command at all
   assertRuns('> out.txt');
+  // kill: only a leading -N is a signal; a leading 1 is init even with another pid after it
+  assertRefused('kill 1 5');
+  // a lone - is an operand (stdin, or here a file named -), not an option: mv / - moves / away
+  assertRefused('mv /etc -');
+  // ~ names a home only at the start of a word: a backup file's trailing ~ is a file name
+  for (const command of ['rm -rf /srv/app/cache~', 'rm -rf ./backup~', 'rm -rf a~b']) assertRuns(command);
+  // a glob only at the end names the whole directory: /*/cache is one level below each top-level directory
+  assertRuns('rm -rf /*/cache');
+  // a trailing slash after the glob or a doubled star still names the whole directory's content
+  for (const target of ['/usr/*/', '/usr/**', '/**', '~/*/', '~/**', '/etc/*/*/', '$HOME/**/']) assertRefused(`rm -rf ${target}`);
+  for (const target of ['/usr/**/x', '/usr/x*', '/usr/*x', '~/x*/']) assertRuns(`rm -rf ${target}`);
   // fork bombs spaced differently
   for (const command of ['bomb () { bomb | bomb & }; bomb', 'f( ) { f|f& }; f', 'f(){ echo; f|f& }; f']) assertRefused(command);
 });

@@ -22,11 +22,12 @@ export function forkBombIn(source: string): boolean {
 
 /**
  * `/`, a top-level directory (`/usr`, `/home`, `/etc`, …), or a home directory (`~`, `~user`,
- * `$HOME`), optionally followed by `/*`.
+ * `$HOME`), optionally followed by `/*` (any number of them, `**`, a trailing slash).
  */
 export function isCatastrophicTarget(target: string): boolean {
   let normalized = path.posix.normalize(target.replace(/^\$\{HOME\}|^\$HOME/, '~'));
-  normalized = normalized.replace(/(\/\*)+$/, '').replace(/\/+$/, '') || '/';
+  // trailing slashes and trailing all-`*` components (`/usr/*/`, `/usr/**`) name the directory's whole content
+  normalized = normalized.replace(/(\/\**)+$/, '') || '/';
   if (/^~[^/]*$/.test(normalized)) return true;
   return normalized.startsWith('/') && normalized.split('/').filter(Boolean).length <= 1;
 }
