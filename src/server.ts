@@ -133,7 +133,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       const hostRunner = confinement.confined ? confinement.runner : createProcessGroupRunner();
       runtime = await openBoundaryRuntime(
         {
-          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir: config.stateDir,
+          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), doorbell: store.doorbell, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir: config.stateDir,
           tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner, serverFiles },
         },
         { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry, permissionRules: config.permissionRules }), telemetry },

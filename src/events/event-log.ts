@@ -35,7 +35,8 @@ export interface EventLogOptions {
 }
 
 interface PendingEvent {
-  record: EventRecord;
+  /** null for a replay.reset every subscriber gets: the log skipped events (skipTo) */
+  record: EventRecord | null;
   frame: string;
 }
 
@@ -118,6 +119,37 @@ export class EventLog {
     return record;
   }
 
+  /**
+   * Takes an event whose id was assigned elsewhere (a cluster's shared sequence, runtime/event-relay.ts):
+   * it must be the next id. Retained and delivered exactly as `append` does.
+   */
+  appendRecord(record: EventRecord, frame: string = formatEventFrame(record)): void {
+    if (record.id !== this.nextId) throw new RangeError(`event ${record.id} appended where ${this.nextId} was next`);
+    this.nextId += 1;
+    this.retain(record, frame);
+    this.enqueue(record, frame);
+  }
+
+  /**
+   * Continues at `nextId`, past events this log never got (they left the shared window before it
+   * read them): the retained window starts afresh, and every subscriber gets a replay.reset.
+   */
+  skipTo(nextId: number): void {
+    if (!Number.isSafeInteger(nextId) || nextId <= this.nextId) throw new RangeError('skipTo moves forward only');
+    this.nextId = nextId;
+    this.records.length = 0;
+    this.frames.length = 0;
+    this.start = 0;
+    this.count = 0;
+    this.enqueue(null, REPLAY_RESET_FRAME);
+  }
+
+  private enqueue(record: EventRecord | null, frame: string): void {
+    if (this.subscribers.size === 0 && this.backlogHead === this.backlog.length) return;
+    this.backlog.push({ record, frame });
+    this.fanOut();
+  }
+
   /** Hands pending events to the subscribers, in order, until done or the turn's budget is spent. */
   private fanOut(): void {
     while (this.backlogHead < this.backlog.length) {
@@ -127,7 +159,8 @@ export class EventLog {
         if (this.slice.spent && this.pendingFanOut <= this.replayLimit) return this.deferFanOut();
         const next = position.next();
         if (next.done) break;
-        if (next.value.deliverEvent(record, frame)) this.slice.countDelivery();
+        if (record === null) next.value.deliver(frame);
+        else if (next.value.deliverEvent(record, frame)) this.slice.countDelivery();
       }
       this.advanceBacklog();
     }

@@ -150,6 +150,7 @@ export function createHandlers(context: HandlerContext) {
       const runtime = await context.runtimeFor(request, reply);
       const headers: EventsHeaders = request.headers;
       const options = { lastEventId: headers['last-event-id'] ?? request.query.lastEventId ?? null, sessionId: uuidFilter(request.query.sessionId) };
+      await runtime.hub.catchUp(options.lastEventId);
       const release = context.subscriberLimits.acquire(runtime.boundary.id);
       streamEvents(reply, options, runtime.hub.log, context.subscriberLimits, release, context.keepAliveMs);
       return reply;

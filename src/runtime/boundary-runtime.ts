@@ -69,7 +69,8 @@ export class BoundaryRuntime {
       const interrupted = await failInterruptedTurns(boundary.db, nowIso());
       if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
     }
-    const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics);
+    const clusterEvents = boundary.cluster ? { instanceId: boundary.cluster.instanceId, doorbell: boundary.doorbell ?? null } : null;
+    const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, clusterEvents);
     return new BoundaryRuntime(boundary, hub, deps);
   }
 

@@ -5,13 +5,23 @@ import { EventLog, type EventRecord } from '../events/event-log.ts';
 import type { EventData, EventType, TextEventType } from '../api/events.ts';
 import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
+import { EventRelay } from './event-relay.ts';
+import type { Doorbell } from '../store/doorbell.ts';
+
+/** --cluster: the events go through the cluster's shared stream (event-relay.ts) */
+export interface ClusterEvents {
+  instanceId: string;
+  doorbell: Doorbell | null;
+}
 
 /** Event ids are reserved in blocks, so a restart never reuses one without a write per event. */
 const ID_BLOCK = 4096;
 
 /**
  * The boundary's event log plus the durable id ceiling: ids count up within the boundary and never
- * repeat across restarts (CONTRACT.md §6).
+ * repeat across restarts (CONTRACT.md §6). A lone process numbers its events itself, in memory,
+ * reserving ids in blocks; an instance of a cluster publishes through the shared stream (relay),
+ * which numbers them in the database and feeds the log.
  */
 export class EventHub {
   private ceiling: number;
@@ -23,21 +33,31 @@ export class EventHub {
     private readonly boundaryId: string,
     ceiling: number,
     private readonly logger: Logger,
+    private readonly relay: EventRelay | null = null,
   ) {
     this.ceiling = ceiling;
   }
 
-  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger, metrics: MetricsRecorder = NO_METRICS): Promise<EventHub> {
+  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger, metrics: MetricsRecorder = NO_METRICS, cluster: ClusterEvents | null = null): Promise<EventHub> {
+    const onSlowSubscriberReset = metrics.enabled ? () => metrics.eventsDropped() : undefined;
+    if (cluster) {
+      const relay = await EventRelay.open({ db, boundaryId, replayLimit, logger, ...cluster }, (firstId) => new EventLog({ replayLimit, firstId, onSlowSubscriberReset }));
+      return new EventHub(relay.log, db, boundaryId, 0, logger, relay);
+    }
     const stored = await readEventIdCeiling(db, boundaryId);
     const firstId = stored === null ? 1 : stored + 1;
     const ceiling = firstId - 1 + ID_BLOCK;
     await writeEventIdCeiling(db, boundaryId, ceiling, stored !== null);
-    const log = new EventLog({ replayLimit, firstId, onSlowSubscriberReset: metrics.enabled ? () => metrics.eventsDropped() : undefined });
+    const log = new EventLog({ replayLimit, firstId, onSlowSubscriberReset });
     return new EventHub(log, db, boundaryId, ceiling, logger);
   }
 
-  /** Publishes one event of the catalogue (src/api/events.ts): only declared types, with their payloads. */
+  /**
+   * Publishes one event of the catalogue (src/api/events.ts): only declared types, with their
+   * payloads. In a cluster the record's id is assigned when it is stored (0 in the answer).
+   */
   emit<Type extends EventType>(type: Type, sessionId: string | null, turnId: string | null, data: EventData<Type>): EventRecord {
+    if (this.relay) return this.relay.publish(type, { sessionId, turnId, data });
     const record = this.log.append(type, { sessionId, turnId, data });
     if (this.ceiling - record.id < ID_BLOCK / 2) this.extendCeiling();
     return record;
@@ -48,8 +68,15 @@ export class EventHub {
     this.emit(type, sessionId, turnId, boundEventText(text));
   }
 
+  /** Before a subscriber resumes after `lastEventId`: in a cluster, the log first reads up to it if it was published elsewhere. */
+  async catchUp(lastEventId: number | null): Promise<void> {
+    await this.relay?.catchUp(lastEventId);
+  }
+
+  /** Stores what is still unstored (a cluster's events, the id ceiling); a cluster's hub then stops following the stream. */
   async flush(): Promise<void> {
     await this.extending;
+    await this.relay?.close();
   }
 
   private extendCeiling(): void {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
+import { postgresDoorbell, type Doorbell } from './doorbell.ts';
 import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, type DatabaseInUse } from './database-claim.ts';
 
 export type Db = Kysely<Database>;
@@ -13,6 +14,8 @@ export interface Store {
   backend: 'sqlite' | 'postgres';
   /** this process's hold on the database (database-claim.ts); null when opened without one */
   claim: DatabaseClaim | null;
+  /** PostgreSQL's LISTEN/NOTIFY for the instances of a cluster (doorbell.ts); null on SQLite */
+  doorbell: Doorbell | null;
   /** A cheap round trip that fails when the database cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -77,7 +80,7 @@ async function openSqlite(stateDir: string, claiming: StoreOptions['claim']): Pr
     await claim?.release();
     throw error;
   }
-  return storeOver(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) }), 'sqlite', claim);
+  return storeOver(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) }), 'sqlite', claim, null);
 }
 
 /** Enough for every query shape the store builds; the oldest is dropped beyond it. */
@@ -142,14 +145,15 @@ async function openPostgres(url: string, maxConnections: number, claiming: Store
   // Nor may one that is checked out (between the statements of a transaction): without a listener
   // its 'error' is an uncaught exception. The statement in flight still fails on its own.
   pool.on('connect', (client) => client.on('error', () => {}));
-  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', claim);
+  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', claim, postgresDoorbell(pg, url, pool));
 }
 
-function storeOver(db: Db, backend: Store['backend'], claim: DatabaseClaim | null): Store {
+function storeOver(db: Db, backend: Store['backend'], claim: DatabaseClaim | null, doorbell: Doorbell | null): Store {
   return {
     db,
     backend,
     claim,
+    doorbell,
     async ping() {
       await sql`select 1`.execute(db);
     },

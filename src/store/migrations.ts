@@ -148,6 +148,26 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('history_turns').addColumn('changes', 'text').execute();
     },
   },
+  /*
+   * One event stream across the instances of a cluster (CONTRACT.md §18, docs/CLUSTER.md): every
+   * event of a boundary is a row, numbered from `boundaries.event_id_ceiling` under that row's lock
+   * in the writing transaction; the newest `--event-replay-limit` of them are kept for replay.
+   */
+  '0010_cluster_events': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('events')
+        .addColumn('boundary_id', 'text', (column) => column.notNull())
+        .addColumn('id', 'bigint', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('session_id', 'text')
+        .addColumn('turn_id', 'text')
+        .addColumn('at', 'text', (column) => column.notNull())
+        .addColumn('data', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('events_pk', ['boundary_id', 'id'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

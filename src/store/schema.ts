@@ -96,10 +96,23 @@ export interface BoundariesTable {
   event_id_ceiling: number;
 }
 
+/** The shared event window of a cluster (store/cluster-events.ts): the newest events of each boundary. */
+export interface EventsTable {
+  boundary_id: string;
+  id: number;
+  type: string;
+  session_id: string | null;
+  turn_id: string | null;
+  at: string;
+  /** the event's data, as JSON */
+  data: string;
+}
+
 export interface Database {
   sessions: SessionsTable;
   turns: TurnsTable;
   history_turns: HistoryTurnsTable;
   boundaries: BoundariesTable;
   human_requests: HumanRequestsTable;
+  events: EventsTable;
 }

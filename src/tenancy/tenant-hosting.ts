@@ -84,7 +84,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       const runtime = await openBoundaryRuntime(
         {
           id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots,
-          cluster: clusterMembership(config), catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir,
+          cluster: clusterMembership(config), doorbell: store.doorbell, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir,
           tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome, serverFiles },
         },
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },

@@ -1,0 +1,162 @@
+/**
+ * One event stream across the instances of a cluster (CONTRACT.md §18, docs/CLUSTER.md). Each
+ * instance writes the events it publishes to PostgreSQL, where they are numbered in one sequence
+ * per boundary (store/cluster-events.ts), and feeds its own event log from that stream, in id
+ * order: its subscribers, whoever published, get every event once and in order, and replay from
+ * the log's window, which mirrors the stored one.
+ *
+ * Writes are batched: what is published while a batch is being stored goes in the next one, a
+ * transaction each, so a stream of deltas costs a transaction per database round trip, not per
+ * delta; nothing is merged or dropped. The instance's own batch goes into its log as soon as it is
+ * stored when nothing came between; otherwise, and on another instance's doorbell, and every
+ * POLL_MS in any case, the log reads what is new.
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../store/database.ts';
+import type { EventLog } from '../events/event-log.ts';
+import type { EventFields, EventRecord } from '../events/event-record.ts';
+import { formatEventFrame, isValidEventType } from '../events/sse-frame.ts';
+import { ensureEventCounter, storeEvents, storedEventWindow, storedEventsAfter, type EventDraft } from '../store/cluster-events.ts';
+import { DoorbellRinger, type Doorbell, type DoorbellListener } from '../store/doorbell.ts';
+
+/** How often the log looks for new events without a ring (a lost ring, a listener reconnecting). */
+const POLL_MS = 500;
+/** Events stored per transaction, and read per query. */
+const BATCH = 500;
+/** A database outage: unstored events wait this long between attempts. */
+const RETRY_MS = 1_000;
+
+export interface RelayOptions {
+  db: Db;
+  boundaryId: string;
+  instanceId: string;
+  log: EventLog;
+  replayLimit: number;
+  doorbell: Doorbell | null;
+  logger: Logger;
+}
+
+export class EventRelay {
+  private pending: EventDraft[] = [];
+  private storing: Promise<void> | null = null;
+  private reading: Promise<void> | null = null;
+  private readAgain = false;
+  private closed = false;
+  private closing = false;
+  private readonly poll: NodeJS.Timeout;
+  private readonly listener: DoorbellListener | null;
+  private readonly ringer: DoorbellRinger | null;
+
+  private constructor(private readonly options: RelayOptions) {
+    const { doorbell, instanceId } = options;
+    this.ringer = doorbell ? new DoorbellRinger(doorbell, instanceId) : null;
+    this.listener = doorbell?.listen((from) => from !== instanceId && void this.read(), () => void this.read()) ?? null;
+    this.poll = setInterval(() => void this.read(), POLL_MS);
+    this.poll.unref();
+  }
+
+  /** Opens the relay of a boundary; `makeLog` gets the first id its log will hold, and the window is loaded into it. */
+  static async open(options: Omit<RelayOptions, 'log'>, makeLog: (firstId: number) => EventLog): Promise<EventRelay> {
+    await ensureEventCounter(options.db, options.boundaryId);
+    const { newestId, events } = await storedEventWindow(options.db, options.boundaryId, options.replayLimit);
+    const log = makeLog(events[0]?.id ?? newestId + 1);
+    for (const record of events) log.appendRecord(record);
+    return new EventRelay({ ...options, log });
+  }
+
+  get log(): EventLog {
+    return this.options.log;
+  }
+
+  /** Queues an event for the shared stream; it reaches the subscribers once stored. Throws, as append does, on what cannot be an event. */
+  publish(type: string, fields: EventFields): EventRecord {
+    if (!isValidEventType(type)) throw new TypeError(`invalid event type ${JSON.stringify(type)}`);
+    const draft: EventDraft = { type, sessionId: fields.sessionId ?? null, turnId: fields.turnId ?? null, at: new Date().toISOString(), data: JSON.stringify(fields.data ?? {}) };
+    this.pending.push(draft);
+    this.storing ??= this.store();
+    // numbered when stored: 0 until then
+    return { id: 0, type, turnId: draft.turnId, sessionId: draft.sessionId, at: draft.at, data: fields.data ?? {} };
+  }
+
+  /**
+   * Brings the log up to `lastEventId` when a subscriber asks to resume after an event it got from
+   * another instance, which this one may not have read yet.
+   */
+  async catchUp(lastEventId: number | null): Promise<void> {
+    if (lastEventId !== null && lastEventId > this.log.newestId) await this.read();
+  }
+
+  /** Stores what was published, then stops following the stream. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.storing;
+    this.closed = true;
+    clearInterval(this.poll);
+    await this.listener?.close();
+    await this.reading;
+  }
+
+  private async store(): Promise<void> {
+    // what the current pass of the event loop publishes joins the first batch
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.pending.length > 0) {
+      const batch = this.pending.slice(0, BATCH);
+      let firstId: number;
+      try {
+        firstId = await storeEvents(this.options.db, this.options.boundaryId, batch, this.options.replayLimit);
+      } catch (error) {
+        if (this.closing) {
+          this.options.logger.error({ err: error, lost: this.pending.length }, 'could not store the last events for the cluster');
+          this.pending = [];
+          break;
+        }
+        this.options.logger.error({ err: error, waiting: this.pending.length }, 'could not store events for the cluster: retrying');
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
+        continue;
+      }
+      this.pending.splice(0, batch.length);
+      this.ringer?.ring();
+      if (firstId === this.log.newestId + 1 && this.reading === null) {
+        batch.forEach((draft, index) => this.log.appendRecord(recordOf(firstId + index, draft)));
+      } else void this.read();
+    }
+    this.storing = null;
+  }
+
+  /** Reads the events stored after the log's newest into it; a read asked for meanwhile runs once more after it. */
+  private read(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    this.reading = this.readUntilCurrent().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
+  private async readUntilCurrent(): Promise<void> {
+    do {
+      this.readAgain = false;
+      let records: EventRecord[];
+      do {
+        if (this.closed) return;
+        try {
+          records = await storedEventsAfter(this.options.db, this.options.boundaryId, this.log.newestId, BATCH);
+        } catch {
+          return; // the next poll tries again
+        }
+        for (const record of records) {
+          if (record.id <= this.log.newestId) continue;
+          // older events left the stored window before this instance read them
+          if (record.id > this.log.newestId + 1) this.log.skipTo(record.id);
+          this.log.appendRecord(record, formatEventFrame(record));
+        }
+      } while (records.length === BATCH);
+    } while (this.readAgain);
+  }
+}
+
+function recordOf(id: number, draft: EventDraft): EventRecord {
+  return { id, type: draft.type, turnId: draft.turnId, sessionId: draft.sessionId, at: draft.at, data: JSON.parse(draft.data) as unknown };
+}
