@@ -1,6 +1,9 @@
 import type { CanonicalItem, Completion, Effort, ProviderAdapter, ToolKind, ToolSpec, Usage } from './providers/types.ts';
 import { runModelStep, StepFailure, type RetryPolicy, type StepListener } from './model-step.ts';
 import { addUsage } from './telemetry.ts';
+import type { RecordedModelStep, RecordedStep } from '../domain/turn-step.ts';
+
+export type { RecordedModelStep, RecordedStep };
 
 /** A tool call found in the model's output, in the shape the loop executes. */
 export interface ToolCall {
@@ -41,6 +44,14 @@ export interface AgentLoopOptions {
   concurrency?: number;
   /** told after each model step that completed, with the text it answered (null when none) */
   stepCompleted?: (text: string | null, calls: number) => void;
+  /**
+   * Makes a step durable before the loop goes on (--cluster: CONTRACT.md §18): each model response
+   * before its tool calls run, and each batch of tool results before the next model request. The
+   * first step carries the user message too.
+   */
+  persist?: (step: RecordedStep) => Promise<void>;
+  /** the steps a former owner of the turn recorded: the loop goes on after them, asking nothing again */
+  resumeFrom?: readonly RecordedStep[];
 }
 
 export interface AgentLoopResult {
@@ -98,10 +109,49 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   const discardedText: string[] = [];
   let usage: Usage | null = null;
   let apiDurationMs = 0;
-  let lastStep: Awaited<ReturnType<typeof runModelStep>> | null = null;
+  /** the newest model response: its items and figures */
+  let lastStep: { items: CanonicalItem[]; step: RecordedModelStep } | null = null;
   let steps = 0;
   let completedSteps = 0;
+  /** items[0, persisted) are durable (options.persist) */
+  let persisted = 0;
+  const persist = async (modelStep: RecordedModelStep | null) => {
+    if (!options.persist) return;
+    await options.persist({ items: items.slice(persisted), modelStep });
+    persisted = items.length;
+  };
+  const runCalls = async (calls: ToolCall[]) => {
+    for (const batch of batches(calls, options.runsConcurrently)) {
+      options.signal.throwIfAborted();
+      const results = await mapBounded(batch, options.concurrency ?? DEFAULT_TOOL_CONCURRENCY, (call) => options.executeTool(call));
+      batch.forEach((call, index) => items.push(toolOutputItem(call, results[index]!.output)));
+      await persist(null);
+    }
+  };
   try {
+    if (options.resumeFrom?.length) {
+      // The recorded steps replace the user message given: they begin with the one first sent.
+      items.length = 0;
+      for (const recorded of options.resumeFrom) {
+        const stepItems = [...recorded.items];
+        items.push(...stepItems);
+        if (!recorded.modelStep) continue;
+        lastStep = { items: stepItems, step: recorded.modelStep };
+        steps++;
+        completedSteps++;
+        usage = addUsage(usage, recorded.modelStep.usage);
+        apiDurationMs += recorded.modelStep.apiDurationMs;
+      }
+      persisted = items.length;
+      // Only the newest response can have calls without a result: each batch's results were
+      // recorded before the next request. The caller decides whether each such call runs.
+      const unanswered = unansweredCalls(options.resumeFrom);
+      if (unanswered.length > 0) await runCalls(unanswered);
+      else if (lastStep && options.resumeFrom.at(-1)!.modelStep !== null && callsOf(lastStep.items, lastStep.step.completion).length === 0) {
+        // the answer was recorded, the turn's end was not: it ends on that answer
+        return finish(lastStep.step.completion);
+      }
+    }
     while (steps < options.maxSteps) {
       steps++;
       const step = await runModelStep(
@@ -118,26 +168,25 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         options.signal,
         options.retry,
       );
-      lastStep = step;
+      const recorded: RecordedModelStep = { usage: step.usage, completion: step.completion, responseId: step.responseId, model: step.model, stopReason: step.stopReason, apiDurationMs: step.apiDurationMs };
+      lastStep = { items: step.items, step: recorded };
       completedSteps++;
       usage = addUsage(usage, step.usage);
       apiDurationMs += step.apiDurationMs;
       discardedText.push(...step.discardedText);
       items.push(...step.items);
-      const calls = step.completion.status === 'completed' ? step.items.map(toToolCall).filter((call): call is ToolCall => call !== null) : [];
+      await persist(recorded);
+      const calls = callsOf(step.items, step.completion);
       options.stepCompleted?.(assistantTextOf(step.items), calls.length);
       if (calls.length === 0) {
         return finish(step.completion);
       }
-      for (const batch of batches(calls, options.runsConcurrently)) {
-        options.signal.throwIfAborted();
-        const results = await mapBounded(batch, options.concurrency ?? DEFAULT_TOOL_CONCURRENCY, (call) => options.executeTool(call));
-        batch.forEach((call, index) => items.push(toolOutputItem(call, results[index]!.output)));
-      }
+      await runCalls(calls);
     }
     return finish({ status: 'incomplete', reason: 'step_limit' });
   } catch (error) {
-    const progress: LoopProgress = { usage, lastRequestUsage: lastStep?.usage ?? null, completedSteps, apiDurationMs, reportedModel: lastStep?.model ?? null, stopReason: lastStep?.stopReason ?? null };
+    const last = lastStep?.step;
+    const progress: LoopProgress = { usage, lastRequestUsage: last?.usage ?? null, completedSteps, apiDurationMs, reportedModel: last?.model ?? null, stopReason: last?.stopReason ?? null };
     if (error instanceof StepFailure) {
       discardedText.push(...error.partialText);
       throw new AgentLoopFailure(error.cause, items, discardedText, progress);
@@ -146,20 +195,38 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   }
 
   function finish(completion: Completion): AgentLoopResult {
+    const last = lastStep?.step;
     return {
       items,
       discardedText,
       assistantText: assistantTextOf(lastStep?.items ?? []),
-      responseId: lastStep?.responseId ?? null,
+      responseId: last?.responseId ?? null,
       completion,
       usage,
-      lastRequestUsage: lastStep?.usage ?? null,
-      reportedModel: lastStep?.model ?? null,
-      stopReason: lastStep?.stopReason ?? null,
+      lastRequestUsage: last?.usage ?? null,
+      reportedModel: last?.model ?? null,
+      stopReason: last?.stopReason ?? null,
       apiDurationMs,
       steps,
     };
   }
+}
+
+/** The calls of the newest recorded model response whose result was not recorded, in order. */
+export function unansweredCalls(steps: readonly RecordedStep[]): ToolCall[] {
+  const newest = steps.findLastIndex((step) => step.modelStep !== null);
+  if (newest === -1) return [];
+  const answered = new Set(steps.slice(newest + 1).flatMap((step) => step.items.map(outputCallId)));
+  return callsOf(steps[newest]!.items, steps[newest]!.modelStep!.completion).filter((call) => !answered.has(call.callId));
+}
+
+/** The tool calls a model response asks for: none unless it completed. */
+function callsOf(stepItems: CanonicalItem[], completion: Completion): ToolCall[] {
+  return completion.status === 'completed' ? stepItems.map(toToolCall).filter((call): call is ToolCall => call !== null) : [];
+}
+
+function outputCallId(item: CanonicalItem): string | null {
+  return (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && typeof item.call_id === 'string' ? item.call_id : null;
 }
 
 /** Consecutive calls that may run concurrently form one batch; every other call is a batch of its own. */

@@ -43,6 +43,13 @@ export const EVENT_CATALOGUE = {
   'turn.completed': { sent: 'the turn ended and is stored; the turn result holds the output', data: TerminalTurn },
   'turn.failed': { sent: 'the turn failed and is stored', data: TerminalTurn },
   'turn.cancelled': { sent: 'the turn was cancelled and is stored', data: TerminalTurn },
+  'turn.resumed': {
+    sent: 'another instance of the cluster took the turn over and goes on from its last recorded step',
+    data: Type.Object({
+      attempt: Type.Integer({ minimum: 2, description: 'the attempt the turn now runs under' }),
+      interruptedTools: Type.Array(Type.String(), { description: 'callIds of the calls whose result was not recorded: given to the model as interrupted, not run again' }),
+    }),
+  },
   'turn.activity': { sent: 'a line of progress for the turn (declared; not sent yet)', data: BoundedText },
   'agent.turn.started': { sent: 'the agent loop of the turn starts', data: Nothing },
   'agent.turn.finished': {

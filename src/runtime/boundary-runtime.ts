@@ -7,6 +7,7 @@ import { ActiveTurns } from './turn/active-turns.ts';
 import { TurnService } from './turn/turns.ts';
 import { TurnRunner } from './turn/turn-runner.ts';
 import { TurnLeases } from './turn/turn-leases.ts';
+import { TurnResumption } from './turn/turn-resume.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';
 import { ModelContextCache } from './context/model-context-cache.ts';
 import type { Scheduler } from './turn/scheduler.ts';
@@ -58,14 +59,20 @@ export class BoundaryRuntime {
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases }));
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases);
+    if (this.leases) {
+      const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
+      this.leases.resumeWith((taken) => resumption.resume(taken));
+    }
   }
 
   /**
-   * Opens the boundary: turns a dead process left active become failed `interrupted`. An instance
-   * joining a live cluster leaves them: they may be running on another instance.
+   * Opens the boundary: without --cluster, turns a dead process left active become failed
+   * `interrupted` (SPEC.md §6). An instance of a cluster leaves them to the leases: they may be
+   * running on another instance, and once their leases run out they are taken over and resumed,
+   * here or elsewhere, a lone restarted instance's included (CONTRACT.md §18).
    */
   static async open(boundary: Boundary, deps: BoundaryRuntimeDeps): Promise<BoundaryRuntime> {
-    if (boundary.aloneOnDatabase) {
+    if (boundary.aloneOnDatabase && !boundary.cluster) {
       const interrupted = await failInterruptedTurns(boundary.db, nowIso());
       if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
     }

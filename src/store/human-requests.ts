@@ -83,6 +83,25 @@ export async function answersAmong(db: Db, ids: readonly string[]): Promise<Map<
   return new Map(rows.map((row) => [row.id, row.value === null ? { decision: row.decision! } : { decision: row.decision!, value: row.value }]));
 }
 
+/**
+ * The newest request of a turn, with its answer when it has one (null while pending): what a turn
+ * taken over while it waited was waiting for. Null when the turn asked nothing, or its newest
+ * request was withdrawn.
+ */
+export async function newestOpenRequest(db: Db, turnId: string): Promise<{ request: HumanRequestRecord; answer: HumanDecision | null } | null> {
+  const row = await db.selectFrom('human_requests').selectAll().where('turn_id', '=', turnId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  if (!row || (row.status !== 'pending' && row.status !== 'resolved')) return null;
+  const answer = row.status === 'pending' ? null : row.value === null ? { decision: row.decision! } : { decision: row.decision!, value: row.value };
+  return { request: fromRow(row), answer };
+}
+
+/** Withdraws the turn's pending requests but `keep` (a turn taken over withdraws what its former owner asked and no longer waits for). */
+export async function withdrawHumanRequestsBut(db: Db, turnId: string, keep: string | null): Promise<void> {
+  let query = db.updateTable('human_requests').set({ status: 'withdrawn' }).where('turn_id', '=', turnId).where('status', '=', 'pending');
+  if (keep !== null) query = query.where('id', '!=', keep);
+  await query.execute();
+}
+
 /** The turn was cancelled: its pending requests can no longer be answered. */
 export async function withdrawHumanRequests(db: Db, turnId: string): Promise<void> {
   await db.updateTable('human_requests').set({ status: 'withdrawn' }).where('turn_id', '=', turnId).where('status', '=', 'pending').execute();

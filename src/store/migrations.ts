@@ -168,6 +168,25 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  /*
+   * The durable steps of a cluster's active turns (CONTRACT.md §18, docs/CLUSTER.md "Takeover and
+   * resume"): each model response and each batch of tool results, in order, written under the
+   * turn's fencing number as the turn goes, so that another instance can resume it. Deleted once
+   * the turn has ended; written only by instances of a cluster.
+   */
+  '0011_turn_steps': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('turn_steps')
+        .addColumn('turn_id', 'text', (column) => column.notNull())
+        .addColumn('seq', 'integer', (column) => column.notNull())
+        .addColumn('attempt', 'integer', (column) => column.notNull())
+        .addColumn('items', 'text', (column) => column.notNull())
+        .addColumn('model_step', 'text')
+        .addPrimaryKeyConstraint('turn_steps_pk', ['turn_id', 'seq'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

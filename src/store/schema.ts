@@ -55,6 +55,18 @@ export interface TurnsTable {
 }
 
 /** --cluster: the human requests of the turns of a cluster, so every instance lists and answers them. */
+/** A durable step of a cluster's active turn (store/turn-steps.ts). */
+export interface TurnStepsTable {
+  turn_id: string;
+  seq: number;
+  /** the attempt that wrote it */
+  attempt: number;
+  /** JSON array of the canonical items the step added */
+  items: string;
+  /** JSON of a model response's figures (domain/turn-step.ts RecordedModelStep); null for tool results */
+  model_step: string | null;
+}
+
 export interface HumanRequestsTable {
   id: string;
   boundary_id: string;
@@ -115,4 +127,5 @@ export interface Database {
   boundaries: BoundariesTable;
   human_requests: HumanRequestsTable;
   events: EventsTable;
+  turn_steps: TurnStepsTable;
 }

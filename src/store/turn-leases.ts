@@ -54,10 +54,9 @@ export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<
 }
 
 /**
- * Takes over the active turns whose lease ran out (or only `turnId`, when given) and, as far as
- * takeover goes today, ends them under their next attempt, as a restart does: cancelled when a
- * cancel was asked for, else failed `interrupted` (resuming them is not built yet: docs/CLUSTER.md).
- * Answers the turns ended.
+ * Ends the active turns whose lease ran out and that were asked to be cancelled (or only `turnId`,
+ * when given), under their next attempt: cancelled, or failed `interrupted` should an unmarked one
+ * be named. Answers the turns ended.
  */
 export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: string): Promise<{ id: string; sessionId: string; attempt: number; status: string }[]> {
   let query = db
@@ -72,9 +71,48 @@ export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: strin
     })
     .where('status', 'in', [...ACTIVE_STATUSES])
     .where('lease_expires_at', '<', databaseNowMs);
-  if (turnId !== undefined) query = query.where('id', '=', turnId);
+  query = turnId === undefined ? query.where('cancel_requested_at', 'is not', null) : query.where('id', '=', turnId);
   const rows = await query.returning(['id', 'session_id', 'attempt', 'status']).execute();
   return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status }));
+}
+
+/** A turn an instance took over to resume it: its id and the attempt it now runs under. */
+export interface TakenTurn {
+  id: string;
+  attempt: number;
+}
+
+/**
+ * Takes over, for `owner`, the active turns whose lease ran out (none asked to be cancelled:
+ * endExpiredTurns ends those): their attempt grows, the lease is `owner`'s for `leaseMs`. Of
+ * instances sweeping at once each turn goes to one: the second re-reads the row the first
+ * changed, and its lease has not run out.
+ */
+export async function takeOverExpiredTurns(db: Db, owner: string, leaseMs: number): Promise<TakenTurn[]> {
+  const rows = await db
+    .updateTable('turns')
+    .set({ attempt: sql`attempt + 1`, lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .where('lease_expires_at', '<', databaseNowMs)
+    .where('cancel_requested_at', 'is', null)
+    .returning(['id', 'attempt'])
+    .execute();
+  return rows.map((row) => ({ id: row.id, attempt: row.attempt }));
+}
+
+/**
+ * Gives up `owner`'s leases on these turns at once (SIGTERM on an instance of a live cluster): the
+ * next sweep of another instance takes them over without waiting for the leases to run out.
+ */
+export async function releaseTurnLeases(db: Db, owner: string, turnIds: readonly string[]): Promise<void> {
+  if (turnIds.length === 0) return;
+  await db
+    .updateTable('turns')
+    .set({ lease_expires_at: sql`${databaseNowMs} - 1` })
+    .where('id', 'in', [...turnIds])
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .execute();
 }
 
 /** Marks an active turn to be cancelled by whichever instance runs it; false when it is no longer active. */

@@ -127,8 +127,8 @@ describe('agentd processes on one PostgreSQL database', () => {
     await beta.stop();
   });
 
-  it('an instance joining a live cluster leaves its turns running; a lone instance ends what the dead left', async () => {
-    const args = [...argsFor(backend, fakeProviderModels(fake.baseUrl)), '--cluster'];
+  it('an instance joining a live cluster leaves its turns running; a lone instance resumes what the dead left', async () => {
+    const args = [...argsFor(backend, fakeProviderModels(fake.baseUrl)), '--cluster', '--turn-lease-seconds', '3'];
     const alpha = await start([...args, '--instance-id', 'alpha']);
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
     fake.enqueue({ kind: 'hang', afterText: 'working' });
@@ -143,8 +143,15 @@ describe('agentd processes on one PostgreSQL database', () => {
     await alpha.kill();
     await beta.kill();
     const gamma = await start([...args, '--instance-id', 'gamma']);
-    const ended = (await http('GET', `${gamma.url}/v1/turns/${turn.id}`)).json;
-    assert.deepEqual([ended.status, ended.error], ['failed', 'interrupted']);
+    // CONTRACT.md §18: once the dead owner's lease has run out, the lone instance takes the turn
+    // over and resumes it (its model request had no answer recorded: it is asked again)
+    const deadline = Date.now() + 30_000;
+    let ended = (await http('GET', `${gamma.url}/v1/turns/${turn.id}`)).json;
+    while (!['completed', 'failed', 'cancelled'].includes(ended.status) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ended = (await http('GET', `${gamma.url}/v1/turns/${turn.id}`)).json;
+    }
+    assert.deepEqual([ended.status, ended.error, ended.attempt], ['completed', null, 2]);
     await gamma.stop();
   });
 

@@ -278,6 +278,19 @@ export type EventEnvelope = {
   };
 } | {
   id: number;
+  type: "turn.resumed";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: {
+    /** the attempt the turn now runs under */
+    attempt: number;
+    /** callIds of the calls whose result was not recorded: given to the model as interrupted, not run again */
+    interruptedTools: string[];
+  };
+} | {
+  id: number;
   type: "turn.activity";
   turnId: string | null;
   sessionId: string | null;

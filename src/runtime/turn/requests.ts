@@ -40,6 +40,8 @@ export interface SharedRequests {
 export class RequestBroker {
   private readonly pending = new Map<string, PendingRequest>();
   private readonly consumed = new Set<string>();
+  /** --cluster: per turn taken over while it waited, the request its former owner waited on (adopt) */
+  private readonly adoptable = new Map<string, { request: HumanRequestRecord; answer: HumanDecision | null }>();
   private pollTimer: NodeJS.Timeout | null = null;
   private polling = false;
 
@@ -56,6 +58,8 @@ export class RequestBroker {
    */
   ask(question: HumanQuestion, onWaiting: () => void, signal?: AbortSignal): Promise<HumanDecision> {
     const { sessionId, turnId, kind, options } = question;
+    const adopted = this.takeAdoptable(question);
+    if (adopted) return this.rejoin(adopted.request, adopted.answer, onWaiting);
     const request: HumanRequestRecord = { id: uuidv7(), ...question, createdAt: nowIso() };
     const published = publishedRequest(request);
     const size = Buffer.byteLength(JSON.stringify(published));
@@ -81,6 +85,48 @@ export class RequestBroker {
         throw new HumanRequestRefused('the turn was cancelled');
       }
       return publish();
+    });
+  }
+
+  /**
+   * A turn taken over while it waited (CONTRACT.md §18): when its resumed call asks the same
+   * question again, it waits for this request, already published and perhaps answered meanwhile,
+   * instead of asking anew.
+   */
+  adopt(request: HumanRequestRecord, answer: HumanDecision | null): void {
+    this.adoptable.set(request.turnId, { request, answer });
+  }
+
+  /** The turn ended: a request it adopted and never asked again is withdrawn. */
+  forgetAdopted(turnId: string): void {
+    if (!this.adoptable.delete(turnId) || !this.shared) return;
+    void withdrawHumanRequests(this.shared.db, turnId).catch(() => {});
+  }
+
+  private takeAdoptable(question: HumanQuestion): { request: HumanRequestRecord; answer: HumanDecision | null } | null {
+    const adoptable = this.adoptable.get(question.turnId);
+    if (!adoptable) return null;
+    this.adoptable.delete(question.turnId);
+    const { request } = adoptable;
+    const same = request.agentId === question.agentId && request.kind === question.kind && request.prompt === question.prompt && JSON.stringify(request.options) === JSON.stringify(question.options);
+    if (same) return adoptable;
+    // another question: the old one can no longer be answered usefully
+    if (this.shared) void withdrawHumanRequests(this.shared.db, question.turnId).catch(() => {});
+    return null;
+  }
+
+  /** Waits for an adopted request: its answer at once when it has one, else as for a request asked here (without publishing it again). */
+  private rejoin(request: HumanRequestRecord, answer: HumanDecision | null, onWaiting: () => void): Promise<HumanDecision> {
+    if (answer) {
+      this.consumed.add(request.id);
+      this.hub.emit('request.resolved', request.sessionId, request.turnId, { requestId: request.id });
+      return Promise.resolve(answer);
+    }
+    return new Promise<HumanDecision>((resolve, reject) => {
+      this.pending.set(request.id, { request, resolve, reject });
+      this.metrics.humanRequestOpened();
+      this.pollForAnswers();
+      onWaiting();
     });
   }
 

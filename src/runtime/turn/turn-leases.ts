@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
-import { cancelsRequestedAmong, endExpiredTurns, insertLeasedTurn, renewTurnLeases, requestTurnCancel } from '../../store/turn-leases.ts';
+import { cancelsRequestedAmong, endExpiredTurns, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, requestTurnCancel, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
+import { deleteEndedTurnSteps } from '../../store/turn-steps.ts';
 import { findTurn } from '../../store/turns.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
 import { ApiError } from '../../domain/errors.ts';
@@ -48,6 +49,13 @@ export interface LeaseHolder {
   cancelRequested(): void;
 }
 
+/**
+ * Resumes a turn this instance just took over (turn-resume.ts): loads it, holds its lease
+ * (TurnLeases.hold) and queues it to run. A turn it could not load is left: its lease runs out and
+ * the next sweep, here or elsewhere, takes it over again.
+ */
+export type TurnResumer = (taken: TakenTurn) => Promise<void>;
+
 export class TurnLeases {
   private readonly held = new Map<string, { attempt: number; holder: LeaseHolder; cancelSeen: boolean }>();
   private readonly timer: NodeJS.Timeout;
@@ -55,6 +63,10 @@ export class TurnLeases {
   private polling = false;
   private lastRenewedMs = performance.now();
   private ticking = false;
+  /** set once the boundary's runtime is built; until then expired turns are only swept, not taken */
+  private resumer: TurnResumer | null = null;
+  /** SIGTERM: this instance hands its turns over and takes none */
+  private leaving = false;
 
   constructor(
     private readonly db: Db,
@@ -74,7 +86,17 @@ export class TurnLeases {
   async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder): Promise<void> {
     const stored = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs);
     if (!stored) throw new ApiError('session_busy', 'the session has an active turn');
-    this.held.set(record.id, { attempt: record.attempt, holder, cancelSeen: false });
+    this.hold(record.id, record.attempt, holder);
+  }
+
+  /** From now on this instance renews the turn's lease at `attempt`, and tells `holder` when it is lost or cancelled. */
+  hold(turnId: string, attempt: number, holder: LeaseHolder): void {
+    this.held.set(turnId, { attempt, holder, cancelSeen: false });
+  }
+
+  /** How the turns this instance takes over are resumed. */
+  resumeWith(resumer: TurnResumer): void {
+    this.resumer = resumer;
   }
 
   /**
@@ -103,6 +125,22 @@ export class TurnLeases {
   stop(): void {
     clearInterval(this.timer);
     clearInterval(this.cancelTimer);
+  }
+
+  /**
+   * SIGTERM on an instance of a live cluster: it takes no more turns over and stops renewing the
+   * ones it holds; once their runs have stood down (`handOver`), releaseHeld gives the leases up.
+   */
+  leave(): string[] {
+    this.leaving = true;
+    const ids = [...this.held.keys()];
+    this.held.clear();
+    return ids;
+  }
+
+  /** Gives up the leases on these turns at once, so that another instance's next sweep takes them over. */
+  async releaseHeld(turnIds: readonly string[]): Promise<void> {
+    await releaseTurnLeases(this.db, this.membership.instanceId, turnIds);
   }
 
   /** Cancels asked through other instances (store/turn-leases.ts requestTurnCancel) reach the turns held here. */
@@ -163,10 +201,21 @@ export class TurnLeases {
     }
   }
 
+  /**
+   * Turns whose lease ran out: a cancelled one is ended, every other one is taken over and resumed
+   * here (CONTRACT.md §18). Then the steps of turns that have ended are deleted.
+   */
   private async sweep(): Promise<void> {
     try {
       const ended = await endExpiredTurns(this.db, nowIso());
-      for (const turn of ended) this.logger.warn({ turnId: turn.id, attempt: turn.attempt, status: turn.status }, 'took over a turn whose lease ran out: ended it');
+      for (const turn of ended) this.logger.warn({ turnId: turn.id, attempt: turn.attempt, status: turn.status }, 'took over a cancelled turn whose lease ran out: ended it');
+      if (this.resumer && !this.leaving) {
+        for (const taken of await takeOverExpiredTurns(this.db, this.membership.instanceId, this.membership.turnLeaseMs)) {
+          this.logger.warn({ turnId: taken.id, attempt: taken.attempt }, 'took over a turn whose lease ran out: resuming it');
+          await this.resumer(taken).catch((error: unknown) => this.logger.error({ err: error, turnId: taken.id }, 'could not resume a turn taken over; its lease will run out again'));
+        }
+      }
+      await deleteEndedTurnSteps(this.db);
     } catch {
       // the next tick tries again; a database outage is reported by the requests that meet it
     }

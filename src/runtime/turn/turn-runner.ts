@@ -3,7 +3,7 @@ import { WorkspaceWatches } from '../../workspace/workspace-watches.ts';
 import type { Logger } from 'pino';
 import { nowIso } from '../../domain/ids.ts';
 import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } from '../../domain/turn-lifecycle.ts';
-import { runAgentLoop } from '../../agent/loop.ts';
+import { runAgentLoop, type RecordedStep, type ToolCall, type ToolCallResult } from '../../agent/loop.ts';
 import { DEFAULT_RETRY } from '../../agent/model-step.ts';
 import { codingInstructions } from '../../agent/instructions.ts';
 import type { ProviderAdapter } from '../../agent/providers/types.ts';
@@ -34,6 +34,7 @@ import { streamEventListener } from './turn-events.ts';
 import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, withReceipt, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import type { TurnLeases } from './turn-leases.ts';
+import { appendTurnStep } from '../../store/turn-steps.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import { instrumentedAdapter } from '../../telemetry/model-requests.ts';
 import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tracing.ts';
@@ -64,6 +65,20 @@ export interface TurnRunnerDeps {
   watches?: WorkspaceWatches;
 }
 
+/**
+ * How a turn taken over from another instance goes on (turn-resume.ts): after the steps its former
+ * owners recorded, with the calls whose result was not recorded given to the model as interrupted.
+ */
+export interface ResumePlan {
+  steps: RecordedStep[];
+  /** calls of the newest recorded response that may have run: not run again */
+  interrupted: ReadonlySet<string>;
+}
+
+/** What the model is told of a call that may have run on an instance that then died (CONTRACT.md §18). */
+export const INTERRUPTED_TOOL_OUTPUT =
+  'interrupted: the agentd instance running this call stopped before its result was recorded. The call was not run again; its outcome is unknown (it may or may not have taken effect). Check before repeating it.';
+
 interface SchedulerSlot {
   job: Job;
   /** the scheduler admitted the turn: it holds a running slot until it ends */
@@ -72,6 +87,8 @@ interface SchedulerSlot {
   enqueuedMs: number;
   /** the span of the request that submitted the turn: the turn's span is its child */
   traceParent: TraceParent | undefined;
+  /** a turn taken over from another instance: where it goes on from */
+  resume?: ResumePlan;
 }
 
 /**
@@ -109,6 +126,21 @@ export class TurnRunner {
     const error = admission === 'queue_full' ? 'turn_queue_full: the server queue is full' : 'tenant_turn_queue_full: the tenant queue is full';
     await this.endWithoutRunning(turn, { kind: 'fail', at: nowIso(), error });
     return { ...turn.record };
+  }
+
+  /**
+   * A turn this instance took over (its `attempt` raised, its lease held here): `turn.resumed` is
+   * published and it waits for a running slot like any turn, then goes on from `plan`. A turn
+   * that was still queued starts as usual.
+   */
+  resume(turn: ActiveTurn, plan: ResumePlan): void {
+    const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false, enqueuedMs: performance.now(), traceParent: undefined, resume: plan };
+    this.slots.set(turn, slot);
+    this.deps.hub.emit('turn.resumed', turn.session.id, turn.record.id, { attempt: turn.record.attempt, interruptedTools: [...plan.interrupted] });
+    const admission = this.deps.scheduler.enqueue(slot.job);
+    if (admission === 'queued') return;
+    const error = admission === 'queue_full' ? 'turn_queue_full: the server queue is full' : 'tenant_turn_queue_full: the tenant queue is full';
+    void this.endWithoutRunning(turn, { kind: 'fail', at: nowIso(), error }).catch((failure: unknown) => this.deps.logger.error({ err: failure, turnId: turn.record.id }, 'could not end a resumed turn'));
   }
 
   /** Resolves once the turn is cancelled (or ended otherwise first) and durable. */
@@ -160,20 +192,20 @@ export class TurnRunner {
   /** The run inside the turn's span, from admission to the terminal state: model and tool spans are its children. */
   private traced(turn: ActiveTurn, slot: SchedulerSlot): Promise<void> {
     const { tracing } = this.telemetry;
-    if (!tracing.enabled) return this.run(turn);
+    if (!tracing.enabled) return this.run(turn, slot.resume);
     const attributes = turnAttributes(turn.session.id, turn.record.id, this.tenant);
     return tracing.withSpan(
       spanNames.turn,
       attributes,
       async (span) => {
-        await this.run(turn);
+        await this.run(turn, slot.resume);
         span.setAttributes({ 'agentd.turn.status': turn.record.status });
       },
       { parent: slot.traceParent },
     );
   }
 
-  private async run(turn: ActiveTurn): Promise<void> {
+  private async run(turn: ActiveTurn, resume?: ResumePlan): Promise<void> {
     const { signal } = turn.abort;
     // The turn stays `queued` (no turn.started) until the session's repository setup has finished,
     // although it already holds a running slot of the scheduler.
@@ -187,9 +219,10 @@ export class TurnRunner {
     let outcome: TurnOutcome;
     const startedMs = performance.now();
     try {
-      this.advance(turn, { kind: 'start', at: nowIso() });
+      // a resumed turn that had started goes on as it was: running, or waiting for its answer
+      if (turn.record.status === 'queued') this.advance(turn, { kind: 'start', at: nowIso() });
       text = await this.wholeText(turn);
-      outcome = await this.execute(turn, text);
+      outcome = await this.execute(turn, text, resume);
     } catch (error) {
       outcome = failureOutcome(error, signal, performance.now() - startedMs);
       if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, failure: failureKind(outcome.error) }, 'turn failed');
@@ -198,7 +231,7 @@ export class TurnRunner {
   }
 
   /** The agent loop of a started turn (or the `/compact` or `/clear` command it is). */
-  private async execute(turn: ActiveTurn, text: TurnText): Promise<TurnOutcome> {
+  private async execute(turn: ActiveTurn, text: TurnText, resume?: ResumePlan): Promise<TurnOutcome> {
     const { boundary, hub } = this.deps;
     const { session, record } = turn;
     const startedMs = performance.now();
@@ -239,12 +272,14 @@ export class TurnRunner {
           context: prepared.context,
           userItem,
           tools: () => tools.specs(),
-          executeTool: (call) => tools.execute(call),
+          executeTool: (call) => (resume?.interrupted.has(call.callId) ? interruptedCall(call) : tools.execute(call)),
           listener: streamEventListener(hub, session.id, record.id),
           signal: turn.abort.signal,
           maxSteps: MAX_AGENT_STEPS,
           retry,
           runsConcurrently: agents.runsConcurrently,
+          resumeFrom: resume?.steps,
+          persist: this.deps.leases ? this.journal(turn, resume?.steps.length ?? 0) : undefined,
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {
@@ -258,6 +293,24 @@ export class TurnRunner {
     this.watches.close();
   }
 
+  /**
+   * --cluster: each step of the turn is stored as it is made, under the turn's fencing number, so
+   * another instance can resume the turn from it (CONTRACT.md §18). A refused write means another
+   * instance took the turn over: the run stops.
+   */
+  private journal(turn: ActiveTurn, recorded: number): (step: RecordedStep) => Promise<void> {
+    let seq = recorded;
+    return async (step) => {
+      try {
+        await appendTurnStep(this.deps.boundary.db, turn.record.id, turn.record.attempt, { seq, ...step });
+        seq++;
+      } catch (error) {
+        if (error instanceof StaleTurnWrite) turn.abort.abort(error);
+        throw error;
+      }
+    };
+  }
+
   /** The turn's whole text: the in-memory record holds it unless it was bounded, then the row does. */
   private async wholeText(turn: ActiveTurn): Promise<TurnText> {
     const { record } = turn;
@@ -268,7 +321,11 @@ export class TurnRunner {
 
   /** running ↔ waiting_for_input; a turn already there, or already ending, stays as it is. */
   private async report(turn: ActiveTurn, transition: { kind: 'wait' | 'resume' }): Promise<void> {
-    if (canApply(turn.record.status, transition.kind)) this.advance(turn, transition);
+    if (!canApply(turn.record.status, transition.kind)) return;
+    this.advance(turn, transition);
+    // --cluster: a tool approved goes on only once the row says running again, so that whoever
+    // takes the turn over knows from a row still waiting that the tool never started
+    if (transition.kind === 'resume') await this.rowWrites.get(turn);
   }
 
   /**
@@ -380,6 +437,7 @@ export class TurnRunner {
     const slot = this.slots.get(turn);
     this.slots.delete(turn);
     this.deps.leases?.release(turn.record.id);
+    this.deps.requests.forgetAdopted(turn.record.id);
     this.deps.active.letGo(turn);
     if (slot?.admitted) this.deps.scheduler.finished(slot.job);
   }
@@ -395,9 +453,14 @@ export class TurnRunner {
     this.slots.delete(turn);
     if (slot) this.telemetry.metrics.turnFinished(step.record.status, (performance.now() - slot.enqueuedMs) / 1000, this.tenant);
     this.deps.leases?.release(step.record.id);
+    this.deps.requests.forgetAdopted(step.record.id);
     this.deps.active.release(turn);
     if (slot?.admitted) this.deps.scheduler.finished(slot.job);
   }
+}
+
+function interruptedCall(_call: ToolCall): Promise<ToolCallResult> {
+  return Promise.resolve({ output: INTERRUPTED_TOOL_OUTPUT, truncated: false });
 }
 
 export function deriveTitle(input: string): string | null {

@@ -8,7 +8,8 @@ import type { Boundary } from '../boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from '../session/sessions.ts';
 import type { TurnRunner } from './turn-runner.ts';
-import { TurnLeaseLost, type TurnLeases } from './turn-leases.ts';
+import type { TurnLeases } from './turn-leases.ts';
+import { leaseHolderOf } from './turn-resume.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
 import type { TraceParent } from '../../telemetry/tracing.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
@@ -74,10 +75,7 @@ export class TurnService {
     const turn = this.active.reserve(record, session, attachments);
     try {
       if (this.leases) {
-        await this.leases.admit(record, text, {
-          lost: () => turn.abort.abort(new TurnLeaseLost()),
-          cancelRequested: () => void this.runner.cancel(turn).catch(() => undefined),
-        });
+        await this.leases.admit(record, text, leaseHolderOf(turn, this.runner));
       }
       else await turnsTable.insertTurn(this.boundary.db, record, text);
     } catch (error) {

@@ -1,0 +1,72 @@
+/**
+ * Resuming a turn this instance of a cluster took over (CONTRACT.md §18, docs/CLUSTER.md "Takeover
+ * and resume"): the turn goes on here from the steps its former owners recorded (store/turn-steps.ts),
+ * under the attempt the takeover gave it. A call of the newest recorded response whose result was
+ * not recorded may have run, and is given to the model as interrupted, never run again; but a turn
+ * stored as waiting for a human had not started the call it waits on, nor any after it (a call
+ * approved goes on only once the row says running: turn-runner.ts report): those run, and the
+ * call waits for the request already published (RequestBroker.adopt).
+ */
+import type { Logger } from 'pino';
+import type { Boundary } from '../boundary.ts';
+import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
+import type { TurnRunner } from './turn-runner.ts';
+import { TurnLeaseLost, type LeaseHolder, type TurnLeases } from './turn-leases.ts';
+import type { RequestBroker } from './requests.ts';
+import type { TakenTurn } from '../../store/turn-leases.ts';
+import { findTurn } from '../../store/turns.ts';
+import { findSession } from '../../store/sessions.ts';
+import { readTurnSteps } from '../../store/turn-steps.ts';
+import { newestOpenRequest, withdrawHumanRequestsBut } from '../../store/human-requests.ts';
+import { unansweredCalls } from '../../agent/loop.ts';
+import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
+
+const NO_ATTACHMENTS = { images: [], files: [] };
+
+/** What the holder of a turn's lease does when the lease goes, or a cancel comes through another instance. */
+export function leaseHolderOf(turn: ActiveTurn, runner: TurnRunner): LeaseHolder {
+  return {
+    lost: () => turn.abort.abort(new TurnLeaseLost()),
+    cancelRequested: () => void runner.cancel(turn).catch(() => undefined),
+  };
+}
+
+export interface TurnResumptionDeps {
+  boundary: Boundary;
+  active: ActiveTurns;
+  runner: TurnRunner;
+  leases: TurnLeases;
+  requests: RequestBroker;
+  logger: Logger;
+}
+
+export class TurnResumption {
+  constructor(private readonly deps: TurnResumptionDeps) {}
+
+  /** Loads a turn just taken over, holds its lease here and queues it to go on. */
+  async resume(taken: TakenTurn): Promise<void> {
+    const { boundary, active, runner, leases, requests, logger } = this.deps;
+    const { db } = boundary;
+    const record = await findTurn(db, boundary.id, taken.id);
+    // ended or taken again meanwhile: nothing of it is ours
+    if (!record || record.attempt !== taken.attempt || !ACTIVE_STATUSES.includes(record.status)) return;
+    const session = await findSession(db, boundary.id, record.sessionId);
+    if (!session) return;
+    const steps = await readTurnSteps(db, record.id);
+    const unanswered = unansweredCalls(steps);
+    const waitedOn = record.status === 'waiting_for_input' ? await newestOpenRequest(db, record.id) : null;
+    // A child agent's request dies with the child: its spawn_agent call is interrupted like any other.
+    const adopted = waitedOn && waitedOn.request.agentId === null ? waitedOn : null;
+    await withdrawHumanRequestsBut(db, record.id, adopted?.request.id ?? null);
+    const interrupted = new Set(adopted ? [] : unanswered.map((call) => call.callId));
+    if (active.isBusy(session.id)) {
+      logger.error({ turnId: record.id, sessionId: session.id }, 'a turn taken over finds its session busy here; left for its lease to run out');
+      return;
+    }
+    if (adopted) requests.adopt(adopted.request, adopted.answer);
+    const turn = active.reserve(record, session, NO_ATTACHMENTS);
+    leases.hold(record.id, record.attempt, leaseHolderOf(turn, runner));
+    logger.warn({ turnId: record.id, attempt: record.attempt, steps: steps.length, interrupted: interrupted.size }, 'resuming a turn taken over');
+    runner.resume(turn, { steps, interrupted });
+  }
+}

@@ -1,0 +1,204 @@
+// CONTRACT.md §18, issue 30 item 4: takeover and resume. An owner killed (-9) mid-turn hands the
+// turn to another instance, which goes on from its last recorded step: no recorded model response
+// is asked for again (the fake provider's request log), no tool runs twice (a file the tool appends
+// to), a call that may have run is given to the model as interrupted, `turn.resumed` is published
+// and `attempt` grows. A turn waiting for an answer survives every instance's end and goes on once
+// answered on whichever instance. Real processes on a real PostgreSQL, the fake provider.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createBackend, type TestBackend } from '../support/backends.ts';
+import { startFakeProvider, type FakeProvider, type FakeRequest } from '../support/fake-provider.ts';
+import { http } from '../support/http.ts';
+import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+import { clusterArguments, until } from '../support/cluster.ts';
+import { EventRecorder } from '../support/events.ts';
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+/** Long enough that no lease is lost to a loaded machine's pauses (docs/CLUSTER.md), short enough to wait out. */
+const LEASE_SECONDS = 4;
+const INTERRUPTED = 'interrupted: the agentd instance running this call stopped';
+
+const shellCall = (callId: string, script: string) => ({ name: 'shell', arguments: JSON.stringify({ command: ['sh', '-c', script] }), callId });
+
+describe('takeover and resume across instances of a cluster', () => {
+  let backend: TestBackend;
+  let fake: FakeProvider;
+  let args: string[];
+  let workspace: string;
+  const running: AgentdProcess[] = [];
+  const recorders: EventRecorder[] = [];
+  before(async () => {
+    backend = await createBackend('postgres');
+    fake = await startFakeProvider();
+    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', String(LEASE_SECONDS)];
+    workspace = args[args.indexOf('--workspace-root') + 1]!;
+  });
+  afterEach(async () => {
+    for (const recorder of recorders.splice(0)) recorder.close();
+    for (const agentd of running.splice(0)) await agentd.kill();
+  });
+  after(async () => {
+    await fake.close();
+    await backend.drop();
+  });
+  const start = async (instanceId: string, extra: string[] = []) => {
+    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
+    running.push(agentd);
+    return agentd;
+  };
+  const subscribe = async (agentd: AgentdProcess) => {
+    const recorder = new EventRecorder(agentd.url);
+    recorders.push(recorder);
+    await recorder.opened;
+    return recorder;
+  };
+  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
+  const ended = (agentd: AgentdProcess, id: string, timeoutMs = 45_000) =>
+    until(`turn ${id} to end`, async () => {
+      const now = await turnOn(agentd, id);
+      return TERMINAL.includes(now.status) ? now : undefined;
+    }, timeoutMs);
+  /**
+   * A session on `agentd` after a first turn there, in a session of its own, has loaded the
+   * provider and tool modules (docs/CLUSTER.md). The fake tells conversations apart by their first
+   * user message, so the test's turn is the first of its session.
+   */
+  const warmSession = async (agentd: AgentdProcess) => {
+    const warm = (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
+    fake.route(`warm up ${warm.id}`, { kind: 'reply', text: 'warm' });
+    const warmUp = (await http('POST', `${agentd.url}/v1/sessions/${warm.id}/turns`, { body: { input: `warm up ${warm.id}` } })).json;
+    await ended(agentd, warmUp.id);
+    return (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
+  };
+  /** The model requests of the conversation whose user message holds `marker`. */
+  const requestsOf = (marker: string): FakeRequest[] => fake.requests.filter((request) => request.dialect !== null && JSON.stringify(request.body).includes(marker));
+  const carriesOutputOf = (request: FakeRequest, callId: string) => {
+    const body = JSON.stringify(request.body);
+    return body.includes(callId) && (body.includes('function_call_output') || body.includes('tool_result') || body.includes('"role":"tool"'));
+  };
+  const linesOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+  /** The answer of the session's newest stored turn. */
+  const answerOf = async (agentd: AgentdProcess, sessionId: string) => (await http('GET', `${agentd.url}/v1/sessions/${sessionId}/history`)).json.data.at(-1)?.turn.assistantText;
+  const requestsOn = async (agentd: AgentdProcess, turnId: string) => (await http('GET', `${agentd.url}/v1/requests?turnId=${turnId}`)).json.data;
+
+  it('an owner killed during a tool: another instance finishes the turn, the call reported interrupted and not run again', async (t) => {
+    const alpha = await start('alpha', ['--yolo']);
+    const beta = await start('beta', ['--yolo']);
+    const session = await warmSession(alpha);
+    const events = await subscribe(beta);
+    const marker = 'resume-during-tool';
+    const sideEffect = join(workspace, 'during-tool.txt');
+    fake.route(
+      marker,
+      { kind: 'reply', toolCalls: [shellCall('call_long', `echo ran >> ${sideEffect}; sleep 120`)] },
+      { kind: 'reply', text: 'the call was interrupted; not repeating it' },
+    );
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: append and wait` } })).json;
+    await until('the tool to run on alpha', async () => (linesOf(sideEffect).length > 0 ? true : undefined));
+
+    await alpha.kill();
+    const killedAt = Date.now();
+    await until('beta to take the turn over', async () => ((await turnOn(beta, turn.id)).attempt === 2 ? true : undefined));
+    const takeoverMs = Date.now() - killedAt;
+    t.diagnostic(`taken over ${takeoverMs} ms after the owner was killed (lease ${LEASE_SECONDS} s)`);
+    // the lease and one renewal period after the owner's last renewal; two seconds for a loaded machine
+    assert.ok(takeoverMs < LEASE_SECONDS * 1000 + (LEASE_SECONDS * 1000) / 3 + 2_000, `taken over in ${takeoverMs} ms`);
+    const done = await ended(beta, turn.id);
+    assert.deepEqual([done.status, done.attempt], ['completed', 2]);
+
+    const asked = requestsOf(marker);
+    assert.equal(asked.length, 2, 'the recorded response was not asked for again');
+    assert.ok(!carriesOutputOf(asked[0]!, 'call_long'));
+    assert.ok(carriesOutputOf(asked[1]!, 'call_long') && JSON.stringify(asked[1]!.body).includes(INTERRUPTED), 'the model heard that the call was interrupted');
+    assert.deepEqual(linesOf(sideEffect), ['ran'], 'the tool ran once');
+
+    const resumed = await events.waitForType('turn.resumed', turn.id);
+    assert.deepEqual(resumed.data.data, { attempt: 2, interruptedTools: ['call_long'] });
+    assert.match(beta.stdout(), /resuming a turn taken over/);
+
+    // the history holds the whole turn once: the call, its interrupted result, the answer
+    const history = (await http('GET', `${beta.url}/v1/sessions/${session.id}/history`)).json.data;
+    assert.deepEqual(history.map((entry: any) => entry.index), [0]);
+    const stored = JSON.stringify(history[0].turn.items);
+    assert.ok(stored.includes('call_long') && stored.includes(INTERRUPTED));
+    assert.equal(history[0].turn.assistantText, 'the call was interrupted; not repeating it');
+  });
+
+  it('an owner killed after a model response: its tool result is kept, the response not asked for again', async () => {
+    const alpha = await start('alpha', ['--yolo']);
+    const beta = await start('beta', ['--yolo']);
+    const session = await warmSession(alpha);
+    const marker = 'resume-after-response';
+    const sideEffect = join(workspace, 'after-response.txt');
+    fake.route(
+      marker,
+      { kind: 'reply', toolCalls: [shellCall('call_quick', `echo once >> ${sideEffect}`)], usage: { input: 1000, output: 10 } },
+      { kind: 'hang', afterText: 'considering' },
+      { kind: 'reply', text: 'finished after the takeover', usage: { input: 2000, output: 20 } },
+    );
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: append once` } })).json;
+    await until('the second model request', async () => (requestsOf(marker).length >= 2 ? true : undefined));
+
+    await alpha.kill();
+    const done = await ended(beta, turn.id);
+    assert.deepEqual([done.status, done.attempt, await answerOf(beta, session.id)], ['completed', 2, 'finished after the takeover']);
+    const asked = requestsOf(marker);
+    assert.equal(asked.length, 3, 'the first response was recorded; only the unanswered request was asked again');
+    assert.equal(asked.filter((request) => !carriesOutputOf(request, 'call_quick')).length, 1, 'the request before the tool was made once');
+    assert.ok(carriesOutputOf(asked[2]!, 'call_quick') && !JSON.stringify(asked[2]!.body).includes(INTERRUPTED), 'the recorded result went to the model as it was');
+    assert.deepEqual(linesOf(sideEffect), ['once'], 'the tool ran once');
+    // both answered responses count, each once: the one alpha recorded and the one beta got
+    const history = (await http('GET', `${beta.url}/v1/sessions/${session.id}/history`)).json.data;
+    assert.equal(history.length, 1);
+    assert.deepEqual([history[0].turn.usage.input, history[0].turn.usage.output], [3000, 30]);
+    const usage = (await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json.usage;
+    assert.deepEqual([usage.input, usage.output], [3000, 30], 'the session\'s usage is its turn\'s');
+  });
+
+  it('a waiting turn survives every instance\'s end and goes on once answered on another instance', async (t) => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await warmSession(alpha);
+    const marker = 'resume-waiting';
+    const sideEffect = join(workspace, 'approved.txt');
+    fake.route(marker, { kind: 'reply', toolCalls: [shellCall('call_approved', `echo approved >> ${sideEffect}`)] }, { kind: 'reply', text: 'approved and done' });
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: needs approval` } })).json;
+    const [request] = await until('the request to be listed', async () => {
+      const listed = await requestsOn(beta, turn.id);
+      return listed.length > 0 ? listed : undefined;
+    });
+
+    await alpha.kill();
+    const taken = await until('beta to take the waiting turn over', async () => {
+      const now = await turnOn(beta, turn.id);
+      return now.attempt === 2 ? now : undefined;
+    });
+    assert.equal(taken.status, 'waiting_for_input');
+    assert.deepEqual(await requestsOn(beta, turn.id), [request], 'the same request, still answerable');
+
+    // every instance ends; a lone one started again takes the turn over once more
+    await beta.kill();
+    const gamma = await start('gamma');
+    const again = await until('gamma to take the waiting turn over', async () => {
+      const now = await turnOn(gamma, turn.id);
+      return now.attempt === 3 ? now : undefined;
+    });
+    assert.equal(again.status, 'waiting_for_input');
+    const delta = await start('delta');
+    assert.deepEqual(await requestsOn(delta, turn.id), [request]);
+    assert.deepEqual(linesOf(sideEffect), [], 'nothing ran before the answer');
+    const answeredAt = Date.now();
+    const resolved = await http('POST', `${delta.url}/v1/requests/${request.id}/resolve`, { body: { decision: 'allow_once' } });
+    assert.equal(resolved.status, 200);
+    const done = await ended(gamma, turn.id);
+    t.diagnostic(`ended ${Date.now() - answeredAt} ms after the answer on another instance`);
+    assert.deepEqual([done.status, done.attempt, await answerOf(delta, session.id)], ['completed', 3, 'approved and done']);
+    assert.deepEqual(linesOf(sideEffect), ['approved'], 'the approved tool ran once');
+    const asked = requestsOf(marker);
+    assert.equal(asked.length, 2, 'the response asking for the call was recorded: not asked for again');
+    assert.ok(carriesOutputOf(asked[1]!, 'call_approved') && !JSON.stringify(asked[1]!.body).includes(INTERRUPTED));
+    assert.deepEqual(await requestsOn(delta, turn.id), []);
+  });
+});
