@@ -9,7 +9,7 @@ import { REPLAY_RESET_FRAME } from '../../src/events/sse-frame.ts';
 import { isValidEventType } from '../../src/events/sse-frame.ts';
 import type { EventHub } from '../../src/runtime/event-hub.ts';
 
-/** The event names of SPEC.md §6 and CONTRACT.md §13 and §19, all of which the catalogue declares. */
+/** The event names of SPEC.md §6 and CONTRACT.md §13, §18 and §19, all of which the catalogue declares. */
 const SPECIFIED = [
   'turn.queued', 'turn.started', 'agent.turn.started', 'turn.completed', 'turn.failed', 'turn.cancelled',
   'response.text.delta', 'response.reasoning.delta', 'turn.activity', 'warning', 'provider.limit', 'response.restarted',
@@ -19,6 +19,8 @@ const SPECIFIED = [
   'session.setup.completed', 'session.setup.step', 'session.setup.failed',
   // CONTRACT.md §19
   'session.created', 'session.updated', 'session.deleted',
+  // CONTRACT.md §18
+  'turn.resumed',
 ];
 
 async function openApi() {
