@@ -27,7 +27,7 @@ export const GUARDS = {
   },
   'read-only-commands': {
     modules: ['src/agent/policy/read-only-commands.ts', 'src/agent/policy/read-only-programs.ts'],
-    tests: ['test/edges/read-only-and-plan-mode.test.ts', 'test/agent/policy/command-analysis.test.ts'],
+    tests: ['test/edges/read-only-table.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/policy/command-analysis.test.ts'],
   },
   'policy-decide': {
     modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts'],

@@ -49,7 +49,8 @@ function parseArguments(args: readonly string[], options: ProgramOptions): strin
       if (value === undefined) return null;
       files.push(value);
     } else if (arg.startsWith('-') && arg !== '-') {
-      if (options.primaries) return null;
+      // find's own options (-P) come before its first path or primary; elsewhere a dash word is an unknown primary
+      if (options.primaries && (operands.length > 0 || files.length > 0)) return null;
       const value = clusterValue(arg, options, () => args[++index]);
       if (value === null) return null;
       if (value !== undefined) files.push(value);
