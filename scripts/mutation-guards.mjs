@@ -30,7 +30,7 @@ export const GUARDS = {
     tests: ['test/edges/read-only-table.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/policy/command-analysis.test.ts'],
   },
   'policy-decide': {
-    modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts'],
+    modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts:70-84'],
     tests: ['test/agent/policy/decide.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/tools/plan-tools.test.ts'],
   },
   'workspace-paths': {

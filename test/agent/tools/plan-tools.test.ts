@@ -73,3 +73,16 @@ test('ask_question offers the model options then custom, and returns the answer'
   assert.throws(() => askQuestionTool.parse(JSON.stringify({ question: 'q', options: ['custom'] })), /reserved/);
   assert.throws(() => askQuestionTool.parse(JSON.stringify({ question: 'q', options: Array.from({ length: 100 }, (_, i) => `o${i}`) })), /at most 99/);
 });
+
+test('ask_question at its edges: 99 options and 100, options trimmed before they are compared, custom reserved in any spacing', () => {
+  const parse = (options: string[]) => askQuestionTool.parse(JSON.stringify({ question: 'q', options }));
+  const ninetyNine = Array.from({ length: 99 }, (_, i) => `o${i}`);
+  assert.deepEqual(parse(ninetyNine).options, ninetyNine, 'with custom, a HumanRequest of exactly 100 options');
+  assert.throws(() => parse([...ninetyNine, 'o99']), /at most 99/);
+  assert.deepEqual(parse([]), { question: 'q', options: [] });
+  assert.deepEqual(parse(['  a ', 'b']), { question: 'q', options: ['a', 'b'] }, 'kept trimmed');
+  for (const options of [[' '], ['a', ''], ['\t\n']]) assert.throws(() => parse(options), /must not be empty strings/, JSON.stringify(options));
+  for (const options of [['a', ' a'], ['a ', 'a'], ['x', 'y', 'x']]) assert.throws(() => parse(options), /must be distinct/, JSON.stringify(options));
+  for (const options of [['custom'], [' custom '], ['a', 'custom\n']]) assert.throws(() => parse(options), /"custom" is reserved/, JSON.stringify(options));
+  for (const options of [['Custom'], ['customs'], ['custom answer']]) assert.deepEqual(parse(options).options, options, 'only custom itself is reserved');
+});
