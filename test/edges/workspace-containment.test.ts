@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { canonicalizeInside, canonicalizeRoot, isInside, PathError } from '../../src/workspace/paths.ts';
+import { canonicalizeInside, canonicalizeRoot, isDirectory, isInside, PathError } from '../../src/workspace/paths.ts';
 
 const top = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-edges-paths-')));
 after(() => rmSync(top, { recursive: true, force: true }));
@@ -102,4 +102,74 @@ test('canonicalizeRoot: the filesystem root and relative or missing roots are re
   assert.throws(() => canonicalizeRoot('relative/root'), PathError);
   assert.throws(() => canonicalizeRoot(path.join(top, 'missing')), PathError);
   assert.throws(() => canonicalizeRoot(path.join(outside, 'secret')), PathError, 'a file');
+});
+
+test('symlink hops: a chain of 40 resolves, 41 is refused as the kernel refuses it', () => {
+  const chains = path.join(top, 'chains');
+  mkdirSync(chains);
+  // hop-0 is the directory itself; hop-N links to hop-(N-1), so hop-N takes N lookups of a link
+  mkdirSync(path.join(chains, 'hop-0'));
+  for (let hop = 1; hop <= 41; hop++) symlinkSync(`hop-${hop - 1}`, path.join(chains, `hop-${hop}`));
+  assert.equal(canonicalizeInside([top], path.join(chains, 'hop-40'), top).resolved, path.join(chains, 'hop-0'));
+  assert.throws(() => canonicalizeInside([top], path.join(chains, 'hop-41'), top), (error: Error) => {
+    assert.ok(error instanceof PathError);
+    assert.equal(error.name, 'PathError');
+    assert.equal(error.message, `too many levels of symbolic links: ${path.join(chains, 'hop-41')}`);
+    return true;
+  });
+  // hops are counted over the whole lookup, not per link: 18 + 1 (back) + 21 is 40, 19 + 1 + 21 is 41
+  symlinkSync(path.join(chains, 'hop-21'), path.join(chains, 'hop-0', 'back'));
+  assert.equal(canonicalizeInside([top], path.join(chains, 'hop-18', 'back'), top).resolved, path.join(chains, 'hop-0'));
+  assert.throws(() => canonicalizeInside([top], path.join(chains, 'hop-19', 'back'), top), PathError);
+});
+
+test('canonicalizeInside: what it reports besides the location (exists, root, requested) and ~ as the home', () => {
+  const inCwd = canonicalizeInside([workspace, otherRoot], 'new-file', cwd);
+  assert.deepEqual(inCwd, { requested: 'new-file', resolved: path.join(cwd, 'new-file'), location: 'cwd', root: workspace, exists: false });
+  assert.deepEqual(canonicalizeInside([workspace, otherRoot], otherRoot, cwd), { requested: otherRoot, resolved: otherRoot, location: 'root', root: otherRoot, exists: true });
+  assert.deepEqual(canonicalizeInside([workspace, otherRoot], 'out/secret', cwd), { requested: 'out/secret', resolved: path.join(outside, 'secret'), location: 'outside', root: null, exists: true });
+  assert.equal(canonicalizeInside([workspace], 'out', cwd).exists, true, 'a symlink exists as itself');
+  assert.equal(canonicalizeInside([workspace], '.', cwd).resolved, cwd);
+  assert.equal(canonicalizeInside([workspace], './/./x//', cwd).resolved, path.join(cwd, 'x'), 'empty and . components are skipped');
+  const home = process.env.HOME;
+  try {
+    process.env.HOME = cwd;
+    assert.equal(canonicalizeInside([workspace], '~', top).resolved, cwd);
+    assert.equal(canonicalizeInside([workspace], '~/a', top).resolved, path.join(cwd, 'a'));
+    assert.equal(canonicalizeInside([workspace, otherRoot], '~/a', otherRoot).location, 'root');
+    assert.equal(canonicalizeInside([workspace], '~a', cwd).resolved, path.join(cwd, '~a'), '~user is a name here, not a home');
+    assert.equal(canonicalizeInside([workspace], 'a/~', cwd).resolved, path.join(cwd, 'a', '~'));
+    process.env.HOME = '';
+    assert.equal(canonicalizeInside([workspace], '~/a', cwd).resolved, path.join(cwd, '~', 'a'), 'no HOME, no expansion');
+  } finally {
+    if (home === undefined) delete process.env.HOME;
+    else process.env.HOME = home;
+  }
+});
+
+test('canonicalizeRoot says which rule a root breaks', () => {
+  const refusal = (root: string) => {
+    try {
+      canonicalizeRoot(root);
+    } catch (error) {
+      assert.ok(error instanceof PathError);
+      return error.message;
+    }
+    return null;
+  };
+  assert.equal(refusal('relative/root'), 'workspace root must be an absolute path: relative/root');
+  assert.equal(refusal(path.join(top, 'missing')), `workspace root does not exist: ${path.join(top, 'missing')}`);
+  assert.equal(refusal(path.join(outside, 'secret')), `workspace root is not a directory: ${path.join(outside, 'secret')}`);
+  assert.equal(refusal('/'), 'the filesystem root cannot be a workspace root');
+  assert.equal(refusal('/.'), 'the filesystem root cannot be a workspace root');
+  assert.equal(refusal(path.join(cwd, 'out')), null, 'a symlink to a directory is its target');
+  assert.equal(canonicalizeRoot(path.join(cwd, 'out')), outside);
+});
+
+test('isDirectory follows symlinks and says false for files and missing names', () => {
+  assert.equal(isDirectory(cwd), true);
+  assert.equal(isDirectory(path.join(cwd, 'out')), true, 'a symlink to a directory');
+  assert.equal(isDirectory(path.join(outside, 'secret')), false);
+  assert.equal(isDirectory(path.join(cwd, 'missing')), false);
+  assert.equal(isDirectory(path.join(cwd, 'loop-a')), false);
 });
