@@ -13,7 +13,7 @@
  */
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { PathError } from './paths.ts';
+import { isInside, PathError } from './paths.ts';
 
 const DESCRIPTORS = '/proc/self/fd';
 const hasDescriptorPaths = existsSync(DESCRIPTORS);
@@ -102,8 +102,8 @@ export function closeDirectory(directory: OpenDirectory): void {
  * `target` lie inside it; every component from `base` down must be a real directory, never a symlink.
  */
 export function makeDirectories(base: string, target: string, mode = 0o777, created: string[] = []): OpenDirectory {
+  if (!isInside(target, base)) throw new UnsafePathError(`${target} is not inside ${base}`);
   const relative = path.relative(base, target);
-  if (relative.startsWith('..') || path.isAbsolute(relative)) throw new UnsafePathError(`${target} is not inside ${base}`);
   let current = openDirectoryExact(base);
   try {
     for (const name of relative.split(path.sep).filter(Boolean)) {

@@ -3,13 +3,15 @@
 // a directory already swapped after it was opened), so a loosened check fails every run, not most.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   closeDirectory,
+  directoryPath,
   entryPath,
   makeDirectories,
+  openChildDirectory,
   openDirectoryExact,
   openEntry,
   openExact,
@@ -96,4 +98,73 @@ test('makeDirectories: inside the base only, prefix look-alikes and symlinked co
   assert.throws(() => makeDirectories(inside, path.join(inside, 'link-out', 'x')), UnsafePathError);
   assert.throws(() => makeDirectories(path.join(inside, 'link-in'), path.join(inside, 'link-in', 'x')), UnsafePathError, 'a symlinked base');
   assert.throws(() => readFileSync(path.join(base, 'outside', 'x')), /ENOENT/, 'nothing was made outside');
+});
+
+const openDescriptors = () => readdirSync('/proc/self/fd').length;
+
+test('each refusal says what it refused, and leaves no descriptor open', () => {
+  const { inside, base } = world('messages');
+  const before = openDescriptors();
+  const refusal = (action: () => unknown) => {
+    try {
+      action();
+    } catch (error) {
+      assert.ok(error instanceof UnsafePathError, String(error));
+      assert.equal(error.name, 'UnsafePathError');
+      return error.message;
+    }
+    assert.fail('not refused');
+  };
+  const earlier = path.join(inside, 'link-out', 'file.txt');
+  assert.equal(refusal(() => openExact(earlier, constants.O_RDONLY)), `${earlier} changed while it was opened (a symbolic link in its path); refused`);
+  const last = path.join(inside, 'real', 'file-link.txt');
+  assert.equal(refusal(() => openExact(last, constants.O_RDONLY)), `${last} is a symbolic link; refused`);
+  assert.equal(refusal(() => openDirectoryExact(path.join(inside, 'link-in'))), `${path.join(inside, 'link-in')} is a symbolic link; refused`);
+  const directory = openDirectoryExact(path.join(inside, 'real'));
+  try {
+    assert.equal(refusal(() => openEntry(directory, 'file-link.txt', constants.O_RDONLY)), 'file-link.txt is a symbolic link; refused', 'named without the /proc prefix');
+    assert.equal(refusal(() => entryPath(directory, 'a/b')), 'not a plain file name: "a/b"');
+    symlinkSync(path.join(base, 'outside'), path.join(inside, 'real', 'dir-link'));
+    assert.equal(refusal(() => openChildDirectory(directory, 'dir-link')), 'dir-link is a symbolic link; refused');
+    assert.equal(refusal(() => openChildDirectory(directory, 'file-link.txt')), 'file-link.txt is a symbolic link; refused', 'a symlink to a file opened as a directory');
+    assert.throws(() => openChildDirectory(directory, 'file.txt'), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR' && !(error instanceof UnsafePathError), 'a plain file is no directory, and no attack');
+    assert.throws(() => openEntry(directory, 'missing', constants.O_RDONLY), (error: NodeJS.ErrnoException) => error.code === 'ENOENT' && !(error instanceof UnsafePathError));
+  } finally {
+    closeDirectory(directory);
+  }
+  assert.equal(refusal(() => makeDirectories(inside, `${inside}-sibling`)), `${inside}-sibling is not inside ${inside}`);
+  refusal(() => makeDirectories(inside, path.join(inside, 'link-out', 'x')));
+  assert.throws(() => makeDirectories(inside, path.join(inside, 'real', 'file.txt', 'x')), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR');
+  assert.equal(openDescriptors(), before, 'every descriptor opened on the way was closed');
+});
+
+test('an opened directory is named by its descriptor, and its entries through it', () => {
+  const { inside } = world('descriptor');
+  const directory = openDirectoryExact(path.join(inside, 'real'));
+  try {
+    assert.deepEqual(directory, { fd: directory.fd, path: path.join(inside, 'real') });
+    assert.equal(directoryPath(directory), `/proc/self/fd/${directory.fd}`);
+    assert.equal(entryPath(directory, 'file.txt'), `/proc/self/fd/${directory.fd}/file.txt`);
+    mkdirSync(path.join(inside, 'real', 'sub'));
+    const child = openChildDirectory(directory, 'sub');
+    assert.equal(child.path, path.join(inside, 'real', 'sub'));
+    closeDirectory(child);
+  } finally {
+    closeDirectory(directory);
+  }
+});
+
+test('makeDirectories: a name starting with two dots is inside; existing components are not reported as made; the mode is applied', () => {
+  const { inside } = world('dots');
+  const made: string[] = [];
+  const opened = makeDirectories(inside, path.join(inside, '..x', 'y'), 0o700, made);
+  assert.equal(opened.path, path.join(inside, '..x', 'y'));
+  closeDirectory(opened);
+  assert.deepEqual(made, [path.join(inside, '..x'), path.join(inside, '..x', 'y')]);
+  assert.equal(statSync(path.join(inside, '..x', 'y')).mode & 0o777, 0o700);
+  const again: string[] = [];
+  closeDirectory(makeDirectories(inside, path.join(inside, '..x', 'y', 'z'), 0o755, again));
+  assert.deepEqual(again, [path.join(inside, '..x', 'y', 'z')], 'only the component that was missing');
+  assert.throws(() => makeDirectories(inside, path.join(inside, '..')), UnsafePathError);
+  assert.throws(() => makeDirectories(inside, path.join(inside, '..', 'outside')), UnsafePathError);
 });
