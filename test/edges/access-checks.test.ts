@@ -12,6 +12,8 @@ import type { Tenant, TenantRegistry } from '../../src/config/tenant-registry.ts
 const PORT = 4242;
 const ALLOWED = 'https://app.example';
 const TOKEN = 'k'.repeat(20) + '0123456789ab';
+/** How many OPTIONS requests reached their route: a preflight answered in the hook must not. */
+const routeCalls = { count: 0 };
 
 function app(policy: Partial<AccessPolicy> = {}) {
   const access: AccessPolicy = { corsOrigins: new Set(), token: null, port: () => PORT, ...policy };
@@ -30,7 +32,10 @@ function app(policy: Partial<AccessPolicy> = {}) {
   });
   const answer = (request: { tenant: Tenant | null }) => ({ tenant: request.tenant?.id ?? null });
   server.get('/x', async (request) => answer(request));
-  server.options('/x', async (request) => ({ ...answer(request), routed: true }));
+  server.options('/x', async (request) => {
+    routeCalls.count += 1;
+    return { ...answer(request), routed: true };
+  });
   return server;
 }
 
@@ -126,8 +131,10 @@ test('the Origin is checked before the Host: a foreign origin on a foreign host 
 
 test('a preflight from the allowed origin is answered 204 before the token; OPTIONS without an Origin is an ordinary request', async () => {
   const server = app({ corsOrigins: new Set([ALLOWED]), token: Buffer.from(TOKEN) });
+  const routedBefore = routeCalls.count;
   const preflight = await ask(server, { origin: ALLOWED, 'access-control-request-method': 'POST' }, 'OPTIONS');
   assert.deepEqual([preflight.status, preflight.body], [204, null], 'answered in the hook, never routed');
+  assert.equal(routeCalls.count, routedBefore, 'the preflight never reached its route');
   assert.equal(preflight.headers['access-control-allow-origin'], ALLOWED);
   assertRefused(await ask(server, {}, 'OPTIONS'), 'unauthorized', 'OPTIONS without an Origin needs the token');
   const routed = await ask(server, { authorization: `Bearer ${TOKEN}` }, 'OPTIONS');
