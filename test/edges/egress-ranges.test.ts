@@ -152,7 +152,9 @@ describe('the same ranges where repository URLs are judged (isRefusedAddress)', 
   });
 
   it('refuses what is not an address at all, rather than judging it as one', () => {
-    for (const text of ['', 'localhost', 'not-an-address', '8.8.8.8.', ' 8.8.8.8', '8.8.8.8 ', '08.8.8.8', '8.8.8', '[8.8.8.8', '8.8.8.8]', '[]', 'example.com', '2606:4700::1::1']) {
+    for (const text of ['', 'localhost', 'not-an-address', '8.8.8.8.', ' 8.8.8.8', '8.8.8.8 ', '08.8.8.8', '8.8.8', '[8.8.8.8', '8.8.8.8]', '[]', 'example.com', '2606:4700::1::1',
+      // brackets only around the whole word: stripped elsewhere, these would read as the public a::1 and 2606:4700::1abc
+      'a[::1]', '[2606:4700::1]abc']) {
       assert.equal(isRefusedAddress(text), true, JSON.stringify(text));
     }
   });
