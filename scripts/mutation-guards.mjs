@@ -31,7 +31,7 @@ export const GUARDS = {
   },
   'policy-decide': {
     modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts:70-84'],
-    tests: ['test/agent/policy/decide.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/tools/plan-tools.test.ts'],
+    tests: ['test/agent/policy/decide.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/tools/plan-tools.test.ts', 'test/agent/policy/permission-rules.test.ts', 'test/agent/policy/sandboxed.test.ts'],
   },
   'workspace-paths': {
     modules: ['src/workspace/paths.ts'],

@@ -140,3 +140,30 @@ test('allow_session keys cover the same tool with the same command prefix only',
   const patches = new Set(['apply_patch']);
   assert.deepEqual(decideToolCall(patchCall, context({ sessionAllowances: patches })), { action: 'run', unattended: false });
 });
+
+test('each refusal in full: the danger named, every outside path listed, and what the model should do next', () => {
+  assert.deepEqual(decideToolCall(shellCall('rm -rf /'), context({ yolo: true })), {
+    action: 'refuse',
+    reason: 'Refused: it recursively deletes /. Commands that can destroy the machine are never run.',
+  });
+  const twoOutside = context({ yolo: true, paths: [cwdPath('a'), outsidePath('/etc/passwd'), rootPath('b'), outsidePath('/root/.ssh')] });
+  assert.deepEqual(decideToolCall(readCall, twoOutside), { action: 'refuse', reason: 'Refused: /etc/passwd, /root/.ssh is outside every allowed workspace root.' });
+  assert.equal(
+    PLAN_MODE_REFUSAL,
+    'Refused: the session is in plan mode, where only read-only tools run. Investigate with read-only tools, then present your plan with exit_plan_mode; changes become possible once the user approves it.',
+  );
+  // the order of the checks: danger before outside, outside before plan mode, plan mode before root access
+  assert.match((decideToolCall(shellCall('rm -rf /'), context({ paths: [outsidePath('/x')] })) as { reason: string }).reason, /destroy the machine/);
+  assert.match((decideToolCall(patchCall, context({ planMode: true, paths: [outsidePath('/x')] })) as { reason: string }).reason, /outside every allowed/);
+  assert.deepEqual(decideToolCall(patchCall, context({ planMode: true, paths: [rootPath('b')] })), { action: 'refuse', reason: PLAN_MODE_REFUSAL });
+});
+
+test('root access is asked only when nothing else answers it: not granted, not yolo, not sandboxed', () => {
+  const elsewhere = context({ paths: [rootPath('b')] });
+  assert.equal((decideToolCall(readCall, elsewhere) as { kind?: string }).kind, 'root_access');
+  assert.deepEqual(decideToolCall(readCall, { ...elsewhere, sandboxed: true }), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(readCall, { ...elsewhere, yolo: true }), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(readCall, { ...elsewhere, rootAccessGranted: true }), { action: 'run', unattended: true });
+  assert.deepEqual(decideToolCall(patchCall, { ...elsewhere, sandboxed: true }), { action: 'run', unattended: false }, 'the sandbox confines it: nothing asked');
+  assert.deepEqual(decideToolCall(readCall, context({ paths: [cwdPath('a'), cwdPath('b')] })), { action: 'run', unattended: true }, 'two paths in the cwd ask nothing');
+});
