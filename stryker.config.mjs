@@ -16,7 +16,8 @@ export default {
   },
   coverageAnalysis: 'all',
   concurrency: 1,
-  timeoutMS: 60_000,
+  // beyond the dry run's own time: a hanging mutant costs this much, so unit-level guards name a shorter one
+  timeoutMS: guard.timeoutMS ?? 60_000,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: `reports/mutation/${process.env.AGENTD_MUTATION_GUARD}.json` },
   tempDirName: '.stryker-tmp',

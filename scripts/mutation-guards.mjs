@@ -1,7 +1,9 @@
 // The guard modules under mutation testing, each with the test files that must notice a loosened guard.
 // Unit-level edge files first: with forceBail a mutant's run stops at the first failing file.
+// timeoutMS: how long past the dry run's time a mutant may run before it counts as hanging (default 60 s).
 export const GUARDS = {
   'dangerous-commands': {
+    timeoutMS: 15_000,
     modules: ['src/agent/policy/dangerous-commands.ts'],
     tests: ['test/edges/dangerous-commands.test.ts', 'test/agent/policy/decide.test.ts'],
   },
@@ -26,30 +28,37 @@ export const GUARDS = {
     tests: ['test/edges/request-head-limits.test.ts', 'test/http/edges.test.ts', 'test/e2e/edges-http.test.ts'],
   },
   'read-only-commands': {
+    timeoutMS: 15_000,
     modules: ['src/agent/policy/read-only-commands.ts', 'src/agent/policy/read-only-programs.ts'],
     tests: ['test/edges/read-only-table.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/policy/command-analysis.test.ts'],
   },
   'policy-decide': {
+    timeoutMS: 15_000,
     modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts:70-84'],
     tests: ['test/agent/policy/decide.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/tools/plan-tools.test.ts', 'test/agent/policy/permission-rules.test.ts', 'test/agent/policy/sandboxed.test.ts'],
   },
   'workspace-paths': {
+    timeoutMS: 15_000,
     modules: ['src/workspace/paths.ts'],
     tests: ['test/edges/workspace-containment.test.ts', 'test/workspace/paths.test.ts'],
   },
   'no-follow': {
+    timeoutMS: 15_000,
     modules: ['src/workspace/no-follow.ts'],
     tests: ['test/edges/no-follow.test.ts', 'test/workspace/no-follow.test.ts'],
   },
   'egress-ranges': {
+    timeoutMS: 15_000,
     modules: ['src/workspace/refused-destinations.ts', 'src/sandbox/runner/network.ts:21-43'],
     tests: ['test/workspace/repository-destination.test.ts', 'test/edges/egress-ranges.test.ts'],
   },
   'sandbox-limits': {
+    timeoutMS: 15_000,
     modules: ['src/sandbox/cgroups/limits.ts'],
     tests: ['test/sandbox/cgroup-limits.test.ts'],
   },
   projection: {
+    timeoutMS: 15_000,
     modules: ['src/domain/projection-budget.ts', 'src/domain/projection-json.ts', 'src/domain/projection.ts'],
     tests: [
       'test/domain/projection-budget.test.ts',
