@@ -9,7 +9,8 @@ import { TurnRunner } from './turn/turn-runner.ts';
 import { TurnLeases } from './turn/turn-leases.ts';
 import { TurnResumption } from './turn/turn-resume.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';
-import { ModelContextCache } from './context/model-context-cache.ts';
+import { MODEL_CONTEXT_CACHE_LIMITS, ModelContextCache, NO_MODEL_CONTEXT_CACHE } from './context/model-context-cache.ts';
+import { sessionRowCache } from '../store/session-row-cache.ts';
 import type { Scheduler } from './turn/scheduler.ts';
 import { RepositorySetups } from './session/setup.ts';
 import { workspaceCommands } from './workspace-commands.ts';
@@ -54,7 +55,9 @@ export class BoundaryRuntime {
     this.setups = new RepositorySetups(hub, logger, commands);
     const sharedRequests = boundary.cluster ? { db: boundary.db, boundaryId: boundary.id, attemptOf: (turnId: string) => activeTurns.get(turnId)?.record.attempt, logger } : null;
     this.requests = new RequestBroker(hub, telemetry?.metrics, sharedRequests);
-    const contexts = new ModelContextCache(boundary.db);
+    // Instances of a cluster write the same sessions and histories: neither is kept in memory.
+    if (boundary.cluster) sessionRowCache(boundary.db).shareWithOtherWriters();
+    const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases }));

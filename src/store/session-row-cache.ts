@@ -32,13 +32,26 @@ export interface SessionRowWrite {
  * when it ends, and keeps the row it read back only when no other write to the session overlapped
  * it. A row read by a query is kept only when no write to any session ran while the query did and
  * none to this one is in flight.
- * As for the store's other caches, this process is the only writer of its database's sessions.
+ * As for the store's other caches, this process is the only writer of its database's sessions,
+ * unless it is an instance of a cluster, which shares the store's rows (shareWithOtherWriters).
  * Each store (each tenant's database) has its own, and a row answers only for its own boundary.
  */
 export class SessionRowCache {
   private readonly rows = new Map<string, SessionsTable>();
   private readonly writes = new Map<string, WriteState>();
   private writtenVersion = 0;
+  /** other processes write these rows too (--cluster): nothing is kept, and every read is afresh */
+  private shared = false;
+
+  /**
+   * Other instances of a cluster write the same rows, and this process does not see them do it:
+   * from now on no row is kept and the version moves at every look, so neither this cache nor the
+   * session read cache built on its version answers from memory.
+   */
+  shareWithOtherWriters(): void {
+    this.shared = true;
+    this.rows.clear();
+  }
 
   /**
    * The version of this store's session rows, for the read cache (runtime/session/session-read-cache.ts):
@@ -47,6 +60,7 @@ export class SessionRowCache {
    * row until then). Per store: a write in one tenant's database leaves the others' reads kept.
    */
   get version(): number {
+    if (this.shared) this.writtenVersion += 1;
     return this.writtenVersion;
   }
 
@@ -88,6 +102,7 @@ export class SessionRowCache {
   }
 
   private keep(row: SessionsTable): void {
+    if (this.shared) return;
     this.rows.delete(row.id);
     this.rows.set(row.id, row);
     if (this.rows.size > MAXIMUM_ROWS) this.rows.delete(this.rows.keys().next().value!);

@@ -14,26 +14,44 @@ import { insertTurn } from './turns.ts';
 /** Now on the database's clock, in epoch milliseconds. */
 const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
+/** What storing a new turn of a cluster found: stored, stored past a full queue (the caller fails it), or not stored. */
+export type LeasedAdmission = 'stored' | 'stored_queue_full' | 'session_busy';
+
 /**
  * Inserts a new turn together with its lease, held by `owner` for `leaseMs`: both or neither, and
- * only while no other turn of its session is active on any instance (false, nothing stored). The
- * check and the insert hold a transaction lock on the session, so two instances admitting a turn
- * of one session at once take turns: the second sees the first's turn.
+ * only while no other turn of its session is active on any instance ('session_busy', nothing
+ * stored). The check and the insert hold a transaction lock on the session, so two instances
+ * admitting a turn of one session at once take turns: the second sees the first's turn. With a
+ * `queueLimit`, the boundary's turns still `queued` on any instance are counted first, under a
+ * transaction lock on the boundary's queue, so two admissions at once cannot both take the last
+ * place; the turn is stored either way, and 'stored_queue_full' says it found no place.
  */
-export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number): Promise<boolean> {
+export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number, queueLimit: number | null = null): Promise<LeasedAdmission> {
   return db.transaction().execute(async (trx) => {
-    // A one-bigint advisory key: apart from the database claim's two-integer key (database-claim.ts).
+    let queueFull = false;
+    if (queueLimit !== null) {
+      // One-bigint advisory keys: apart from the database claim's two-integer key (database-claim.ts).
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd queue ${turn.boundaryId}`}, 0))`.execute(trx);
+      const { queued } = await trx.selectFrom('turns').select((eb) => eb.fn.countAll<number>().as('queued')).where('boundary_id', '=', turn.boundaryId).where('status', '=', 'queued').executeTakeFirstOrThrow();
+      queueFull = Number(queued) >= queueLimit;
+    }
     await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd session ${turn.sessionId}`}, 0))`.execute(trx);
     const busy = await trx.selectFrom('turns').select('id').where('session_id', '=', turn.sessionId).where('status', 'in', [...ACTIVE_STATUSES]).limit(1).executeTakeFirst();
-    if (busy) return false;
+    if (busy) return 'session_busy';
     await insertTurn(trx, turn, text);
     await trx
       .updateTable('turns')
       .set({ lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
       .where('id', '=', turn.id)
       .execute();
-    return true;
+    return queueFull ? 'stored_queue_full' : 'stored';
   });
+}
+
+/** A turn of the session is queued, running or waiting, on any instance. */
+export async function sessionHasActiveTurn(db: Db, sessionId: string): Promise<boolean> {
+  const row = await db.selectFrom('turns').select('id').where('session_id', '=', sessionId).where('status', 'in', [...ACTIVE_STATUSES]).limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 /**

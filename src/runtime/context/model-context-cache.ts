@@ -8,6 +8,8 @@ export interface ModelContextCacheLimits {
 }
 
 export const MODEL_CONTEXT_CACHE_LIMITS: ModelContextCacheLimits = { sessions: 500, chars: 4_000_000 };
+/** --cluster: another instance may append to a session's history unseen, so every turn loads its context */
+export const NO_MODEL_CONTEXT_CACHE: ModelContextCacheLimits = { sessions: 0, chars: 0 };
 
 /**
  * The model contexts of a boundary's recently used sessions, so a turn neither reads its

@@ -29,7 +29,7 @@ export async function forkSession(sources: ForkSources, rawParentId: string, bod
   if (atTurn && (body.title !== undefined || body.cwd !== undefined)) {
     throw new ApiError('unsupported_fork_shape', 'throughTurn forks inherit title and cwd; rename or move the fork afterwards');
   }
-  sources.sessions.requireIdle(parent.id);
+  await sources.sessions.requireIdle(parent.id);
   sources.sessions.requireSetupFinished(parent);
   const end = await nextHistoryIndex(sources.boundary.db, parent.id);
   if (atTurn && body.throughTurn! >= end) {

@@ -13,6 +13,7 @@ import { sessionRowCache } from '../../store/session-row-cache.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
+import { sessionHasActiveTurn } from '../../store/turn-leases.ts';
 import { toSessionDto } from '../../api/dto.ts';
 import type { RepositorySetups } from './setup.ts';
 import { SessionReadCache } from './session-read-cache.ts';
@@ -93,7 +94,7 @@ export class SessionService {
     if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title, archived, model or effort per request');
     const session = await this.get(rawId);
     const id = session.id;
-    this.requireIdle(id);
+    await this.requireIdle(id);
     const updatedAt = nowIso();
     let changed: SessionRecord;
     if (body.title !== undefined) {
@@ -151,7 +152,7 @@ export class SessionService {
   async delete(rawId: string): Promise<void> {
     const session = await this.get(rawId);
     const id = session.id;
-    this.requireIdle(id);
+    await this.requireIdle(id);
     const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
     if (!deleted) throw new ApiError('session_not_found', 'no such session');
     this.onDeleted(id);
@@ -167,8 +168,11 @@ export class SessionService {
     if (this.setups.isSettingUp(session.id)) throw new ApiError('session_busy', 'the session\'s repository checkout is still running');
   }
 
-  requireIdle(id: string): void {
-    if (this.isBusy(id)) throw new ApiError('session_busy', 'the session has an active turn');
+  /** 409 session_busy while a turn of the session is active here or, with --cluster, on any instance. */
+  async requireIdle(id: string): Promise<void> {
+    if (this.isBusy(id) || (this.boundary.cluster && (await sessionHasActiveTurn(this.boundary.db, id)))) {
+      throw new ApiError('session_busy', 'the session has an active turn');
+    }
   }
 
   resolveModel(id: string | undefined): CatalogModel {

@@ -82,11 +82,14 @@ export class TurnLeases {
   /**
    * Stores a new turn with this instance's lease on it; `holder` stops it if the lease goes or a
    * cancel comes. 409 session_busy while another turn of the session is active on any instance.
+   * Answers whether the boundary's queue, counted across the cluster, was full (`queueLimit`
+   * turns queued): the turn is stored all the same, for the caller to fail.
    */
-  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder): Promise<void> {
-    const stored = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs);
-    if (!stored) throw new ApiError('session_busy', 'the session has an active turn');
+  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder, queueLimit: number): Promise<{ queueFull: boolean }> {
+    const admission = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs, queueLimit);
+    if (admission === 'session_busy') throw new ApiError('session_busy', 'the session has an active turn');
     this.hold(record.id, record.attempt, holder);
+    return { queueFull: admission === 'stored_queue_full' };
   }
 
   /** From now on this instance renews the turn's lease at `attempt`, and tells `holder` when it is lost or cancelled. */

@@ -116,11 +116,13 @@ export class TurnRunner {
    * A turn whose `queued` row is stored: published, then admitted or, when a queue is full, failed.
    * The answer is the record to show its submitter: queued, or failed.
    */
-  async enqueue(turn: ActiveTurn, traceParent?: TraceParent): Promise<TurnRecord> {
+  async enqueue(turn: ActiveTurn, traceParent?: TraceParent, clusterQueueFull = false): Promise<TurnRecord> {
     const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false, enqueuedMs: performance.now(), traceParent };
     this.slots.set(turn, slot);
     this.deps.hub.emit('turn.queued', turn.session.id, turn.record.id, {});
-    const admission = this.deps.scheduler.enqueue(slot.job);
+    // --cluster: the boundary's queue counted in the database was full (TurnLeases.admit)
+    const tenantQueue = this.deps.boundary.id !== DEFAULT_BOUNDARY_ID;
+    const admission = clusterQueueFull ? (tenantQueue ? 'tenant_queue_full' : 'queue_full') : this.deps.scheduler.enqueue(slot.job);
     // An admitted turn changes its record only after an await of its own: this is still `queued`.
     if (admission === 'queued') return { ...turn.record };
     const error = admission === 'queue_full' ? 'turn_queue_full: the server queue is full' : 'tenant_turn_queue_full: the tenant queue is full';

@@ -4,7 +4,7 @@ import type { CreateTurnBody } from '../../api/schemas.ts';
 import * as turnsTable from '../../store/turns.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
 import { decodeAttachments, inputDigest } from '../../workspace/attachments.ts';
-import type { Boundary } from '../boundary.ts';
+import { DEFAULT_BOUNDARY_ID, type Boundary } from '../boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from '../session/sessions.ts';
 import type { TurnRunner } from './turn-runner.ts';
@@ -73,9 +73,10 @@ export class TurnService {
       attempt: 1,
     };
     const turn = this.active.reserve(record, session, attachments);
+    let clusterQueueFull = false;
     try {
       if (this.leases) {
-        await this.leases.admit(record, text, leaseHolderOf(turn, this.runner));
+        ({ queueFull: clusterQueueFull } = await this.leases.admit(record, text, leaseHolderOf(turn, this.runner), this.clusterQueueLimit()));
       }
       else await turnsTable.insertTurn(this.boundary.db, record, text);
     } catch (error) {
@@ -86,7 +87,17 @@ export class TurnService {
       }
       throw error;
     }
-    return this.runner.enqueue(turn, traceParent);
+    return this.runner.enqueue(turn, traceParent, clusterQueueFull);
+  }
+
+  /**
+   * The queue limit a cluster counts in the database (CONTRACT.md §18): the server's queue in
+   * single-user mode, the tenant's in multi-tenant mode (tenants' databases are apart, so the
+   * server-wide queue of a multi-tenant host stays counted per instance).
+   */
+  private clusterQueueLimit(): number {
+    const limits = this.boundary.limits;
+    return this.boundary.id === DEFAULT_BOUNDARY_ID ? limits.maxQueuedTurns : limits.maxQueuedTurnsPerTenant;
   }
 
   async get(rawId: string): Promise<TurnRecord> {

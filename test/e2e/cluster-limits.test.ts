@@ -1,0 +1,123 @@
+// CONTRACT.md §18, issue 30 item 2: the limits and reads a lone server keeps in memory hold across
+// the instances of a cluster. The queue limit is counted in the database; a session whose turn is
+// active on one instance cannot be renamed, deleted or forked on another (409 session_busy); and
+// what an instance would keep in memory of sessions (rows, read bodies, model contexts) never hides
+// another instance's writes. Real processes on a real PostgreSQL, the fake provider.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBackend, type TestBackend } from '../support/backends.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { http } from '../support/http.ts';
+import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+import { clusterArguments, until } from '../support/cluster.ts';
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+describe('limits and reads across the instances of a cluster', () => {
+  let backend: TestBackend;
+  let fake: FakeProvider;
+  let args: string[];
+  const running: AgentdProcess[] = [];
+  before(async () => {
+    backend = await createBackend('postgres');
+    fake = await startFakeProvider();
+    // a lease no loaded machine loses: this test is not about takeover
+    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', '10'];
+  });
+  afterEach(async () => {
+    for (const agentd of running.splice(0)) await agentd.kill();
+  });
+  after(async () => {
+    await fake.close();
+    await backend.drop();
+  });
+  const start = async (instanceId: string, extra: string[] = []) => {
+    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
+    running.push(agentd);
+    return agentd;
+  };
+  const newSession = async (agentd: AgentdProcess) => (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
+  const submit = async (agentd: AgentdProcess, sessionId: string, input: string) =>
+    (await http('POST', `${agentd.url}/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
+  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
+  const statusOn = (agentd: AgentdProcess, id: string, status: string) =>
+    until(`${status} on ${agentd.url}`, async () => ((await turnOn(agentd, id)).status === status ? true : undefined));
+  const ended = (agentd: AgentdProcess, id: string) =>
+    until(`the end of ${id}`, async () => {
+      const turn = await turnOn(agentd, id);
+      return TERMINAL.includes(turn.status) ? turn : undefined;
+    });
+
+  it('the queue limit is counted across instances: a turn on beta finds alpha\'s queued turn and the queue full', async () => {
+    const limits = ['--max-concurrent-turns', '1', '--max-queued-turns', '1'];
+    const alpha = await start('alpha', limits);
+    const beta = await start('beta', limits);
+    fake.enqueue({ kind: 'hang', afterText: 'working' });
+    const busy = await submit(alpha, (await newSession(alpha)).id, 'take the only slot');
+    await statusOn(beta, busy.id, 'running');
+    const queued = await submit(alpha, (await newSession(alpha)).id, 'wait for the slot');
+    assert.equal(queued.status, 'queued');
+
+    // beta runs nothing, but the cluster's queue holds one turn: full
+    const refused = await submit(beta, (await newSession(beta)).id, 'me too');
+    assert.equal(refused.status, 'failed');
+    assert.match(refused.error, /^turn_queue_full/);
+    assert.equal((await turnOn(alpha, refused.id)).status, 'failed', 'stored as failed, seen on alpha');
+
+    // once the queue empties, beta admits again
+    await http('POST', `${beta.url}/v1/turns/${queued.id}/cancel`);
+    await http('POST', `${beta.url}/v1/turns/${busy.id}/cancel`);
+    const next = await submit(beta, (await newSession(beta)).id, 'now there is room');
+    assert.equal(next.status, 'queued');
+    assert.equal((await ended(beta, next.id)).status, 'completed');
+  });
+
+  it('a session whose turn runs on alpha cannot be renamed, deleted or forked on beta; afterwards it can', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await newSession(alpha);
+    fake.enqueue({ kind: 'hang', afterText: 'working' });
+    const turn = await submit(alpha, session.id, 'hold the session');
+    await statusOn(beta, turn.id, 'running');
+
+    const attempts = [
+      await http('PATCH', `${beta.url}/v1/sessions/${session.id}`, { body: { title: 'renamed elsewhere' } }),
+      await http('DELETE', `${beta.url}/v1/sessions/${session.id}`),
+      await http('POST', `${beta.url}/v1/sessions/${session.id}/fork`, { body: {} }),
+    ];
+    assert.deepEqual(attempts.map((answer) => [answer.status, answer.json?.error?.code]), [[409, 'session_busy'], [409, 'session_busy'], [409, 'session_busy']]);
+    assert.equal((await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json.title, session.title, 'nothing changed');
+
+    await http('POST', `${beta.url}/v1/turns/${turn.id}/cancel`);
+    const renamed = await http('PATCH', `${beta.url}/v1/sessions/${session.id}`, { body: { title: 'renamed elsewhere' } });
+    assert.equal(renamed.status, 200);
+    assert.equal((await http('DELETE', `${beta.url}/v1/sessions/${session.id}`)).status, 204);
+  });
+
+  it('what beta read of a session never hides alpha\'s writes: its record, and its history in the next model request', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await newSession(beta);
+    // beta reads the session twice (a second read could come from memory) and runs its first turn
+    await http('GET', `${beta.url}/v1/sessions/${session.id}`);
+    assert.equal((await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json.title, session.title);
+    fake.enqueue({ kind: 'reply', text: 'first answer' });
+    await ended(beta, (await submit(beta, session.id, 'first question')).id);
+
+    // alpha renames it and runs its second turn
+    assert.equal((await http('PATCH', `${alpha.url}/v1/sessions/${session.id}`, { body: { title: 'named on alpha' } })).status, 200);
+    fake.enqueue({ kind: 'reply', text: 'second answer' });
+    await ended(alpha, (await submit(alpha, session.id, 'second question')).id);
+
+    const seen = (await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json;
+    assert.equal(seen.title, 'named on alpha');
+    assert.equal(seen.usage.input, 20, 'both turns\' usage');
+
+    // beta's third turn sends the model the whole conversation, alpha's turn included
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'reply', text: 'third answer' });
+    await ended(beta, (await submit(beta, session.id, 'third question')).id);
+    const body = JSON.stringify(fake.requests.slice(before).at(-1)!.body);
+    for (const text of ['first question', 'second question', 'second answer', 'third question']) assert.ok(body.includes(text), `the request carries "${text}"`);
+  });
+});
