@@ -145,7 +145,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       throw error;
     }
     runtimeFor = () => runtime;
-    closeRuntimes = () => runtime.close();
+    // SIGTERM on an instance of a live cluster hands its turns over; the last one ends them (§18)
+    closeRuntimes = async () => runtime.close({ handOver: config.cluster && ((await store.claim?.othersPresent()) ?? false) });
   }
 
   let boundPort = config.port;

@@ -40,6 +40,7 @@ export class BoundaryRuntime {
   readonly setups: RepositorySetups;
   /** --cluster: the leases on this instance's turns */
   private readonly leases: TurnLeases | null;
+  private readonly logger: Logger;
   private readonly runner: TurnRunner;
 
   private constructor(
@@ -48,6 +49,7 @@ export class BoundaryRuntime {
     deps: BoundaryRuntimeDeps,
   ) {
     const { scheduler, logger, adapterFor, toolsFor, telemetry } = deps;
+    this.logger = logger;
     const activeTurns = new ActiveTurns();
     this.activeTurns = activeTurns;
     // Repository work and attachment clean-up run where the boundary's tools run (CONTRACT.md §17).
@@ -89,9 +91,18 @@ export class BoundaryRuntime {
     return this.activeTurns.ids().length === 0 && !this.setups.anyRunning() && this.hub.log.subscriberCount === 0;
   }
 
-  /** Cancels every active turn and waits for them to be stored, then stops the boundary's sandbox runner. */
-  async close(): Promise<void> {
-    await this.turns.cancelAll();
+  /**
+   * Cancels every active turn and waits for them to be stored, then stops the boundary's sandbox
+   * runner. `handOver` (SIGTERM on an instance of a live cluster, CONTRACT.md §18): the turns stop
+   * here without an end instead, and their leases are given up at once, so that another instance
+   * takes them over at its next sweep and resumes them.
+   */
+  async close(options: { handOver?: boolean } = {}): Promise<void> {
+    if (options.handOver && this.leases) {
+      const held = this.leases.leave();
+      await this.turns.handOverAll();
+      await this.leases.releaseHeld(held).catch((error: unknown) => this.logger.warn({ err: error }, 'could not release the leases handed over; they run out instead'));
+    } else await this.turns.cancelAll();
     this.leases?.stop();
     this.requests.stop();
     await this.setups.stopAll();

@@ -19,6 +19,12 @@ export interface DatabaseClaim {
   readonly alone: boolean;
   /** Lets other instances of the cluster join, once start-up has dealt with what the dead left. */
   admitOthers(): Promise<void>;
+  /**
+   * Another instance of the cluster holds the database now (SIGTERM hands turns over only then).
+   * Always false for a sole claim; true when it cannot be told (the database unreachable): the
+   * turns are then left to their leases, which any instance started later takes over.
+   */
+  othersPresent(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -56,6 +62,7 @@ export function claimSqliteFile(SQLiteDatabase: typeof SQLite, databaseFile: str
   return {
     alone: true,
     admitOthers: async () => {},
+    othersPresent: async () => false,
     release: async () => {
       if (file.open) file.close();
     },
@@ -163,6 +170,17 @@ export async function claimPostgres(Pg: typeof pg, url: string, options: Postgre
       holdsExclusive = false;
       // a lost connection has let go of it already
       await client.query('select pg_advisory_unlock($1, $2)', [LOCK_CLASS, LOCK_MEMBERSHIP]).catch(() => {});
+    },
+    async othersPresent() {
+      if (options.mode === 'sole' || holdsExclusive) return false;
+      try {
+        // holding the shared lock, the exclusive one is granted only when no other instance holds it
+        if (!(await tryLock(client, 'exclusive'))) return true;
+        await client.query('select pg_advisory_unlock($1, $2)', [LOCK_CLASS, LOCK_MEMBERSHIP]);
+        return false;
+      } catch {
+        return true;
+      }
     },
     async release() {
       if (released) return;

@@ -32,7 +32,7 @@ describe('takeover and resume across instances of a cluster', () => {
   before(async () => {
     backend = await createBackend('postgres');
     fake = await startFakeProvider();
-    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', String(LEASE_SECONDS)];
+    args = clusterArguments(backend, fake.baseUrl);
     workspace = args[args.indexOf('--workspace-root') + 1]!;
   });
   afterEach(async () => {
@@ -44,7 +44,8 @@ describe('takeover and resume across instances of a cluster', () => {
     await backend.drop();
   });
   const start = async (instanceId: string, extra: string[] = []) => {
-    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
+    const lease = extra.includes('--turn-lease-seconds') ? [] : ['--turn-lease-seconds', String(LEASE_SECONDS)];
+    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...lease, ...extra]);
     running.push(agentd);
     return agentd;
   };
@@ -200,5 +201,60 @@ describe('takeover and resume across instances of a cluster', () => {
     assert.equal(asked.length, 2, 'the response asking for the call was recorded: not asked for again');
     assert.ok(carriesOutputOf(asked[1]!, 'call_approved') && !JSON.stringify(asked[1]!.body).includes(INTERRUPTED));
     assert.deepEqual(await requestsOn(delta, turn.id), []);
+  });
+
+  it('SIGTERM on an instance of a live cluster hands its turns over at once; the last one stopping cancels its turns', async (t) => {
+    // a lease far longer than a sweep period: a takeover sooner than the lease proves the handover
+    const lease = ['--turn-lease-seconds', '12'];
+    const alpha = await start('alpha', lease);
+    const beta = await start('beta', lease);
+    const running = await warmSession(alpha);
+    const waiting = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
+    const streamed = 'handover-running';
+    const asking = 'handover-waiting';
+    const sideEffect = join(workspace, 'handed-over.txt');
+    fake.route(streamed, { kind: 'hang', afterText: 'working' }, { kind: 'reply', text: 'finished elsewhere' });
+    fake.route(asking, { kind: 'reply', toolCalls: [shellCall('call_handed', `echo handed >> ${sideEffect}`)] }, { kind: 'reply', text: 'approved elsewhere' });
+    const first = (await http('POST', `${alpha.url}/v1/sessions/${running.id}/turns`, { body: { input: `${streamed}: a long answer` } })).json;
+    const second = (await http('POST', `${alpha.url}/v1/sessions/${waiting.id}/turns`, { body: { input: `${asking}: needs approval` } })).json;
+    await until('the streamed request', async () => (requestsOf(streamed).length > 0 ? true : undefined));
+    const [request] = await until('the request to be listed', async () => {
+      const listed = await requestsOn(beta, second.id);
+      return listed.length > 0 ? listed : undefined;
+    });
+
+    const stoppedAt = Date.now();
+    await alpha.stop();
+    assert.equal(alpha.child.exitCode, 0);
+    assert.match(alpha.stdout(), /turn handed over to another instance/);
+    const taken = await until('beta to take both turns over', async () => {
+      const turns = [await turnOn(beta, first.id), await turnOn(beta, second.id)];
+      return turns.every((turn) => turn.attempt === 2) ? turns : undefined;
+    });
+    const handoverMs = Date.now() - stoppedAt;
+    t.diagnostic(`both turns taken over ${handoverMs} ms after SIGTERM (lease 12 s, sweep every 4 s)`);
+    assert.ok(handoverMs < 12_000, `taken over in ${handoverMs} ms: the leases were released, not left to run out`);
+    assert.notEqual(taken[0].status, 'cancelled');
+    assert.equal(taken[1].status, 'waiting_for_input');
+
+    const done = await ended(beta, first.id);
+    assert.deepEqual([done.status, done.attempt, await answerOf(beta, running.id)], ['completed', 2, 'finished elsewhere']);
+    assert.deepEqual(await requestsOn(beta, second.id), [request], 'the request survived the handover');
+    assert.equal((await http('POST', `${beta.url}/v1/requests/${request.id}/resolve`, { body: { decision: 'allow_once' } })).status, 200);
+    const approved = await ended(beta, second.id);
+    assert.deepEqual([approved.status, approved.attempt, await answerOf(beta, waiting.id)], ['completed', 2, 'approved elsewhere']);
+    assert.deepEqual(linesOf(sideEffect), ['handed']);
+
+    // beta is the last instance: stopping ends its turns as a lone server does
+    const last = 'handover-last';
+    fake.route(last, { kind: 'hang', afterText: 'working' });
+    const lastSession = (await http('POST', `${beta.url}/v1/sessions`, { body: {} })).json;
+    const third = (await http('POST', `${beta.url}/v1/sessions/${lastSession.id}/turns`, { body: { input: `${last}: never finished` } })).json;
+    await until('the last request', async () => (requestsOf(last).length > 0 ? true : undefined));
+    await beta.stop();
+    assert.doesNotMatch(beta.stdout(), /handed over/);
+    const gamma = await start('gamma', lease);
+    const cancelled = await turnOn(gamma, third.id);
+    assert.deepEqual([cancelled.status, cancelled.attempt], ['cancelled', 1]);
   });
 });

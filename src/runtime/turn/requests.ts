@@ -162,6 +162,19 @@ export class RequestBroker {
     }
   }
 
+  /**
+   * The turn is no longer this instance's (taken over, lost, handed over): its waiting tools see
+   * `error`; its requests stay as they are in the database, for the instance that has the turn.
+   */
+  letGo(turnId: string, error: Error): void {
+    this.adoptable.delete(turnId);
+    for (const entry of [...this.pending.values()]) {
+      if (entry.request.turnId !== turnId) continue;
+      if (this.pending.delete(entry.request.id)) this.metrics.humanRequestClosed();
+      entry.reject(error);
+    }
+  }
+
   hasPending(turnId: string): boolean {
     for (const entry of this.pending.values()) if (entry.request.turnId === turnId) return true;
     return false;

@@ -1,6 +1,8 @@
 import type { TurnReceipt } from './turn-receipt.ts';
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
 import type { RequestBroker } from './requests.ts';
+import { TurnHandedOver, TurnLeaseLost } from './turn-leases.ts';
+import { StaleTurnWrite } from '../../store/turns.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
 import type { ToolSpec } from '../../agent/providers/types.ts';
 import type { SessionRecord } from '../../domain/session.ts';
@@ -38,6 +40,11 @@ export interface ToolPortSources {
   report: WaitingReporter;
 }
 
+/** The reasons a run stops without ending its turn: another instance has it, or will. */
+function isLetGo(reason: unknown): boolean {
+  return reason instanceof TurnHandedOver || reason instanceof TurnLeaseLost || reason instanceof StaleTurnWrite;
+}
+
 export function createToolPort(sources: ToolPortSources): TurnToolPort {
   const { sessionId, turnId, agentId, signal, requests, report } = sources;
   return {
@@ -54,7 +61,9 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
         waitingWrite = report.waiting();
         waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
       }, signal);
-      const onAbort = () => requests.cancelTurn(turnId, new Error('cancelled'));
+      // A turn that is no longer this instance's (taken over, lost, handed over) keeps its request
+      // for the next owner; a cancel withdraws it.
+      const onAbort = () => (isLetGo(signal.reason) ? requests.letGo(turnId, signal.reason as Error) : requests.cancelTurn(turnId, new Error('cancelled')));
       signal.addEventListener('abort', onAbort, { once: true });
       let decision: HumanDecision;
       try {

@@ -33,6 +33,14 @@ export class TurnLeaseLost extends Error {
   }
 }
 
+/** SIGTERM on an instance of a live cluster: the turn stops here without an end, for another instance to resume. */
+export class TurnHandedOver extends Error {
+  constructor() {
+    super('the instance is stopping and hands the turn over');
+    this.name = 'TurnHandedOver';
+  }
+}
+
 /** Renewals per lease: a lease survives two missed renewals. */
 const RENEWALS_PER_LEASE = 3;
 /**

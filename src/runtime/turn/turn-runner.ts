@@ -33,7 +33,7 @@ import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool
 import { streamEventListener } from './turn-events.ts';
 import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, withReceipt, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
-import type { TurnLeases } from './turn-leases.ts';
+import { TurnHandedOver, type TurnLeases } from './turn-leases.ts';
 import { appendTurnStep } from '../../store/turn-steps.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import { instrumentedAdapter } from '../../telemetry/model-requests.ts';
@@ -373,6 +373,7 @@ export class TurnRunner {
    * keeps its output (the bounded answer), stored with the failure when that much can be.
    */
   private async finish(turn: ActiveTurn, outcome: TurnOutcome, text: TurnText): Promise<void> {
+    if (turn.abort.signal.reason instanceof TurnHandedOver) return this.letGoOf(turn, 'turn handed over to another instance');
     const { boundary, hub, logger } = this.deps;
     const { session } = turn;
     const at = nowIso();
@@ -407,6 +408,7 @@ export class TurnRunner {
 
   /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */
   private async endWithoutRunning(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): Promise<void> {
+    if (turn.abort.signal.reason instanceof TurnHandedOver) return this.letGoOf(turn, 'turn handed over to another instance');
     const step = applyTurnTransition(turn.record, transition);
     await this.rowWritten(turn);
     try {
@@ -434,12 +436,29 @@ export class TurnRunner {
    * writing or publishing anything more. Its run has ended, or ends now.
    */
   private standDown(turn: ActiveTurn, error: StaleTurnWrite): void {
-    this.deps.logger.warn({ turnId: turn.record.id, attempt: error.attempt }, 'turn taken over by another instance: standing down');
     turn.abort.abort(error);
+    this.letGoOf(turn, 'turn taken over by another instance: standing down');
+  }
+
+  /**
+   * SIGTERM on an instance of a live cluster (CONTRACT.md §18): the turn stops here without an end
+   * (its model request aborted, its tools' process trees ended, its requests kept for the next
+   * owner), so that another instance resumes it once this one has released its lease.
+   */
+  async handOver(turn: ActiveTurn): Promise<void> {
+    const slot = this.slots.get(turn);
+    turn.abort.abort(new TurnHandedOver());
+    if (slot && !slot.admitted && this.deps.scheduler.remove(slot.job)) this.letGoOf(turn, 'turn handed over to another instance');
+    await turn.finished;
+  }
+
+  /** This instance lets go of the turn without writing or publishing anything more of it. */
+  private letGoOf(turn: ActiveTurn, why: string): void {
+    this.deps.logger.warn({ turnId: turn.record.id, attempt: turn.record.attempt }, why);
     const slot = this.slots.get(turn);
     this.slots.delete(turn);
     this.deps.leases?.release(turn.record.id);
-    this.deps.requests.forgetAdopted(turn.record.id);
+    this.deps.requests.letGo(turn.record.id, turn.abort.signal.reason instanceof Error ? turn.abort.signal.reason : new Error(why));
     this.deps.active.letGo(turn);
     if (slot?.admitted) this.deps.scheduler.finished(slot.job);
   }

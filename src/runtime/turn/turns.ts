@@ -134,6 +134,14 @@ export class TurnService {
     await Promise.all(this.active.ids().map((id) => this.cancel(id).catch(() => undefined)));
   }
 
+  /** SIGTERM in a live cluster: every turn held here stops without an end, for another instance to resume. */
+  async handOverAll(): Promise<void> {
+    await Promise.all(this.active.ids().map((id) => {
+      const turn = this.active.get(id);
+      return turn ? this.runner.handOver(turn).catch(() => undefined) : undefined;
+    }));
+  }
+
   private activeWithClientRequestId(sessionId: string, clientRequestId: string): TurnRecord | undefined {
     const active = this.active.ofSession(sessionId);
     return active && active.record.clientRequestId === clientRequestId ? active.record : undefined;
