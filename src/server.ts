@@ -113,13 +113,22 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     return mcp ? (await import('./mcp/mcp-tools.ts')).withMcpTools(registry, mcp) : registry;
   };
   const adapterFor = (model: CatalogModel) => adapters.adapterFor(model);
+  // the sender (node:https with it) loads only when webhooks are configured
+  const webhooks = config.webhooks
+    ? {
+        config: config.webhooks,
+        sender: new (await import('./runtime/webhooks/webhook-sender.ts')).WebhookSender({ secret: config.webhooks.secret, allowLoopback: config.webhooks.allowLoopback }),
+        // the one boundary opens once; tenant hosting answers per tenant
+        firstLook: () => true,
+      }
+    : null;
   let runtimeFor: HandlerContext['runtimeFor'];
   let closeRuntimes: () => Promise<void>;
   if (config.tenants) {
     try {
       // Loaded only in multi-tenant mode: the registry's schema would cost every other start-up.
       const { startTenantHosting } = await import('./tenancy/tenant-hosting.ts');
-      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim });
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks });
       runtimeFor = hosting.runtimeFor;
       closeRuntimes = hosting.close;
     } catch (error) {
@@ -136,7 +145,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
           id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), doorbell: store.doorbell, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir: config.stateDir,
           tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner, serverFiles },
         },
-        { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry, permissionRules: config.permissionRules }), telemetry },
+        { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry, permissionRules: config.permissionRules }), telemetry, webhooks },
       );
       await store.claim?.admitOthers();
     } catch (error) {
@@ -147,6 +156,13 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     runtimeFor = () => runtime;
     // SIGTERM on an instance of a live cluster hands its turns over; the last one ends them (§18)
     closeRuntimes = async () => runtime.close({ handOver: config.cluster && ((await store.claim?.othersPresent()) ?? false) });
+  }
+  if (webhooks) {
+    const closeBoundaries = closeRuntimes;
+    closeRuntimes = async () => {
+      await closeBoundaries();
+      webhooks.sender.close();
+    };
   }
 
   let boundPort = config.port;

@@ -8,6 +8,7 @@ import { sandboxRunnerFileProblem } from './sandbox-runner-file.ts';
 import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 import { secretExposedBy, serverSecrets } from './server-secrets.ts';
 import { loadPermissionsFile, type PermissionRule } from './permissions-file.ts';
+import { loadWebhookConfig, type WebhookConfig } from './webhooks.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -75,6 +76,10 @@ export interface Config {
   permissionsFile: string | null;
   /** the rules of --permissions-file, in file order (the last match wins), empty without it */
   permissionRules: readonly PermissionRule[];
+  /** --webhook-url with its secret (docs/WEBHOOKS.md); null without */
+  webhooks: WebhookConfig | null;
+  /** --webhook-secret-file as given, so that tools can be kept from reading it */
+  webhookSecretFile: string | null;
 }
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
@@ -163,10 +168,12 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const modelsFile = explicitModelsFile ?? join(stateDir, 'models.json');
   const mcpConfig = pathFlag(flags, 'mcp-config', cwd);
   const permissionsFile = pathFlag(flags, 'permissions-file', cwd);
+  const webhookSecretFile = pathFlag(flags, 'webhook-secret-file', cwd);
   const otherServerFiles = [
     { name: 'the models file', path: modelsFile },
     ...(mcpConfig ? [{ name: 'the MCP config', path: mcpConfig }] : []),
     ...(permissionsFile ? [{ name: 'the permissions file', path: permissionsFile }] : []),
+    ...(webhookSecretFile ? [{ name: 'the webhook secret file', path: webhookSecretFile }] : []),
   ];
   const tenants = tenantRegistry
     ? (await import('./tenant-registry.ts')).loadTenantRegistry(tenantRegistry, { stateDir, tenantStateRoot: effectiveTenantStateRoot!, serverUid: process.getuid?.() ?? 0, otherServerFiles })
@@ -176,11 +183,16 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     return resolve(cwd, root);
   });
 
+  const webhooks = await loadWebhookConfig({
+    urls: (flags.get('webhook-url') as string[] | undefined) ?? [],
+    secretFile: webhookSecretFile,
+    allowLoopback: flags.get('allow-loopback-webhooks') === true,
+  });
   if (sandboxRunner) {
     const problem = sandboxRunnerFileProblem(sandboxRunner, tenants ? tenants.tenants.map((tenant) => tenant.workspaceRoot) : workspaceRoots);
     if (problem) throw new UsageError(`--sandbox-runner: ${problem}`);
     // A tenant's root was checked against the server's files with the registry; the one boundary's here.
-    const secrets = serverSecrets({ stateDir, tokenFile, modelsFile, mcpConfig, permissionsFile, tenantRegistry, tenantStateRoot: effectiveTenantStateRoot });
+    const secrets = serverSecrets({ stateDir, tokenFile, modelsFile, mcpConfig, permissionsFile, tenantRegistry, tenantStateRoot: effectiveTenantStateRoot, webhookSecretFile });
     const exposed = tenants ? null : secretExposedBy(workspaceRoots[0], secrets);
     if (exposed) throw new UsageError(`--sandbox-runner: ${exposed}`);
   }
@@ -227,6 +239,8 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     mcpServers: mcpConfig ? loadMcpConfig(mcpConfig) : [],
     permissionsFile,
     permissionRules: Object.freeze(permissionsFile ? loadPermissionsFile(permissionsFile) : []),
+    webhooks,
+    webhookSecretFile,
   });
 }
 

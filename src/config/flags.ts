@@ -49,6 +49,9 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'metrics-port', kind: 'integer', help: 'serve Prometheus metrics at /metrics on this port, no token (0 = any free port)', min: 0, max: 65535, defaultText: 'off' },
   { name: 'metrics-host', kind: 'string', help: 'address of the metrics listener (with --metrics-port)', defaultText: 'the --host address' },
   { name: 'permissions-file', kind: 'string', help: 'operator rules allow, ask or deny per tool and pattern (JSON: {"rules": […]}, docs/TOOLS-AND-POLICY.md)' },
+  { name: 'webhook-url', kind: 'list', help: 'POST turn.completed, turn.failed, turn.cancelled and request.created here, signed (repeatable; docs/WEBHOOKS.md)' },
+  { name: 'webhook-secret-file', kind: 'string', help: 'owner-only file holding the webhooks\' HMAC secret (token-file rules; with --webhook-url)' },
+  { name: 'allow-loopback-webhooks', kind: 'boolean', help: 'let --webhook-url name a loopback address (private ones stay refused)' },
   { name: 'mcp-config', kind: 'string', help: 'MCP tool servers (JSON: {"mcpServers": {…}}, docs/OPERATIONS.md)' },
 ];
 

@@ -1,8 +1,8 @@
 /**
  * The server's own files, which no tool may read, list, search or patch wherever they lie, and no
  * sandbox may show (CONTRACT.md §17): its state dir (the SQLite database and tenants' state
- * included), token file, models file, MCP config, permissions file, tenant registry and tenant
- * state root. The MCP config and the permissions file are also what the next start obeys, so a
+ * included), token file, models file, MCP config, permissions file, tenant registry, tenant
+ * state root and webhook secret file. The MCP config and the permissions file are also what the next start obeys, so a
  * model that could patch them would choose its own commands and rules.
  */
 import { canonicalPath } from './tenant-workspace-roots.ts';
@@ -16,6 +16,7 @@ export interface ServerSecretSources {
   permissionsFile: string | null;
   tenantRegistry: string | null;
   tenantStateRoot: string | null;
+  webhookSecretFile: string | null;
 }
 
 export interface ServerSecret {
@@ -33,6 +34,7 @@ export function serverSecrets(sources: ServerSecretSources): ServerSecret[] {
     ['the permissions file', sources.permissionsFile],
     ['the tenant registry', sources.tenantRegistry],
     ['the tenant state root', sources.tenantStateRoot],
+    ['the webhook secret file', sources.webhookSecretFile],
   ];
   return named.filter((entry): entry is [string, string] => entry[1] !== null).map(([name, path]) => ({ name, path }));
 }

@@ -19,6 +19,11 @@ import { nowIso } from '../domain/ids.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
+import { NO_METRICS } from '../telemetry/recorder.ts';
+import { DEFAULT_BOUNDARY_ID } from './boundary.ts';
+import type { WebhookConfig } from '../config/webhooks.ts';
+import type { WebhookSender } from './webhooks/webhook-sender.ts';
+import type { BoundaryWebhooks } from './webhooks/webhook-outbox.ts';
 
 export interface BoundaryRuntimeDeps {
   /** the process's scheduler: every boundary takes its share of the global limits from it */
@@ -29,6 +34,15 @@ export interface BoundaryRuntimeDeps {
   toolsFor: TurnToolsFactory;
   /** the server's metrics and tracing; nothing is recorded without it */
   telemetry?: RuntimeTelemetry;
+  /** --webhook-url: the configuration and the process's sender; none without */
+  webhooks?: BoundaryWebhookDeps | null;
+}
+
+export interface BoundaryWebhookDeps {
+  config: WebhookConfig;
+  sender: WebhookSender;
+  /** true the first time this process opens the boundary's outbox: claims a dead process left are voided then */
+  firstLook(boundaryId: string): boolean;
 }
 
 /** The services of one boundary, each built complete, once, when the boundary opens. */
@@ -47,6 +61,8 @@ export class BoundaryRuntime {
     readonly boundary: Boundary,
     readonly hub: EventHub,
     deps: BoundaryRuntimeDeps,
+    /** --webhook-url: this boundary's outbox and its worker */
+    private readonly webhooks: BoundaryWebhooks | null,
   ) {
     const { scheduler, logger, adapterFor, toolsFor, telemetry } = deps;
     this.logger = logger;
@@ -56,13 +72,13 @@ export class BoundaryRuntime {
     const commands = workspaceCommands(boundary.tools, boundary.workspaceRoots);
     this.setups = new RepositorySetups(hub, logger, commands);
     const sharedRequests = boundary.cluster ? { db: boundary.db, boundaryId: boundary.id, attemptOf: (turnId: string) => activeTurns.get(turnId)?.record.attempt, logger } : null;
-    this.requests = new RequestBroker(hub, telemetry?.metrics, sharedRequests);
+    this.requests = new RequestBroker(hub, telemetry?.metrics, sharedRequests, webhooks, logger);
     // Instances of a cluster write the same sessions and histories: neither is kept in memory.
     if (boundary.cluster) sessionRowCache(boundary.db).shareWithOtherWriters();
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
-    const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases }));
+    const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases);
     if (this.leases) {
       const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
@@ -77,16 +93,25 @@ export class BoundaryRuntime {
    * here or elsewhere, a lone restarted instance's included (CONTRACT.md §18).
    */
   static async open(boundary: Boundary, deps: BoundaryRuntimeDeps): Promise<BoundaryRuntime> {
+    const webhooks = deps.webhooks ? await boundaryWebhooks(boundary, deps) : null;
     if (boundary.aloneOnDatabase && !boundary.cluster) {
-      const interrupted = await failInterruptedTurns(boundary.db, nowIso());
+      const at = nowIso();
+      // their webhooks say so too: a receiver waiting for the turn's end hears of it
+      const announce = webhooks ? (turns: { id: string; sessionId: string }[]) => webhooks.writeAll(turns.map((turn) => ({ type: 'turn.failed' as const, at, sessionId: turn.sessionId, turnId: turn.id, data: { error: 'interrupted' } }))) : undefined;
+      const interrupted = await failInterruptedTurns(boundary.db, at, announce);
       if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
     }
+    await webhooks?.start({ alone: boundary.aloneOnDatabase, releaseClaims: boundary.aloneOnDatabase && deps.webhooks!.firstLook(boundary.id) });
     const clusterEvents = boundary.cluster ? { instanceId: boundary.cluster.instanceId, doorbell: boundary.doorbell ?? null } : null;
     const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, clusterEvents);
-    return new BoundaryRuntime(boundary, hub, deps);
+    return new BoundaryRuntime(boundary, hub, deps, webhooks);
   }
 
-  /** Nothing would be lost by closing it: no turn queued, running or waiting, no checkout, no subscriber. */
+  /**
+   * Nothing would be lost by closing it: no turn queued, running or waiting, no checkout, no
+   * subscriber. Webhooks still owed do not count: they wait in the outbox (a receiver down for a day
+   * must not pin a tenant's runtime), and close() abandons an attempt in flight as owed.
+   */
   isIdle(): boolean {
     return this.activeTurns.ids().length === 0 && !this.setups.anyRunning() && this.hub.log.subscriberCount === 0;
   }
@@ -109,5 +134,16 @@ export class BoundaryRuntime {
     this.runner.close();
     await this.boundary.tools.close();
     await this.hub.flush();
+    // what is still owed stays in the outbox, for the next start
+    await this.webhooks?.stop();
   }
+}
+
+/** The boundary's outbox and worker; the module loads only when webhooks are configured. */
+async function boundaryWebhooks(boundary: Boundary, deps: BoundaryRuntimeDeps): Promise<BoundaryWebhooks> {
+  const { BoundaryWebhooks } = await import('./webhooks/webhook-outbox.ts');
+  const { config, sender } = deps.webhooks!;
+  return new BoundaryWebhooks({
+    db: boundary.db, config, sender, tenantId: boundary.id === DEFAULT_BOUNDARY_ID ? null : boundary.id, metrics: deps.telemetry?.metrics ?? NO_METRICS, logger: deps.logger,
+  });
 }

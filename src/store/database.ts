@@ -166,7 +166,9 @@ function storeOver(db: Db, backend: Store['backend'], claim: DatabaseClaim | nul
 }
 
 async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+  // Migration numbers are handed out ahead of their landing, so a database may have run a later one
+  // before an earlier one arrives: each is applied once, whatever the order.
+  const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
 }

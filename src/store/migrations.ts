@@ -187,6 +187,28 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  /*
+   * The webhook outbox (CONTRACT.md §20, docs/WEBHOOKS.md): one row per delivery still owed (an
+   * event for one URL), written in the transaction that stores what the event announces and
+   * deleted once delivered or dropped. `body` is the exact JSON signed and sent, so every retry
+   * sends the same bytes; times are epoch milliseconds.
+   */
+  '0008_webhook_outbox': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('webhook_outbox')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('event_id', 'text', (column) => column.notNull())
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('event_type', 'text', (column) => column.notNull())
+        .addColumn('body', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'bigint', (column) => column.notNull())
+        .addColumn('next_attempt_at', 'bigint', (column) => column.notNull())
+        .addColumn('attempts', 'integer', (column) => column.notNull())
+        .execute();
+      await db.schema.createIndex('webhook_outbox_due').on('webhook_outbox').columns(['next_attempt_at']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -120,6 +120,22 @@ export interface EventsTable {
   data: string;
 }
 
+/** A webhook delivery still owed (migration 0008, runtime/webhooks/): deleted once delivered or dropped. */
+export interface WebhookOutboxTable {
+  id: string;
+  /** the payload's `id`, the same for every URL and every retry of one event */
+  event_id: string;
+  url: string;
+  event_type: string;
+  /** the exact JSON body signed and sent */
+  body: string;
+  /** epoch ms: when the event was announced (the 24 h of retries count from here) */
+  created_at: number;
+  /** epoch ms: when the next attempt is due; a claimed row's is pushed past the attempt's end */
+  next_attempt_at: number;
+  attempts: number;
+}
+
 export interface Database {
   sessions: SessionsTable;
   turns: TurnsTable;
@@ -128,4 +144,5 @@ export interface Database {
   human_requests: HumanRequestsTable;
   events: EventsTable;
   turn_steps: TurnStepsTable;
+  webhook_outbox: WebhookOutboxTable;
 }

@@ -5,6 +5,7 @@ import { boundEventText, EVENT_TEXT_LIMIT } from '../domain/event-text.ts';
 import { ACTIVE_STATUSES, type TurnStatus } from '../domain/turn-status.ts';
 import type { TurnOutputRecord, TurnRecord, TurnText } from '../domain/turn.ts';
 import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
+import type { OutboxWrite } from './webhook-outbox.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText, MAX_ESCAPE_WIDTH, STORED_TEXT_MARKER } from './text-codec.ts';
 
 /** A turn record whose text is the whole text, bounded for keeping in memory. */
@@ -105,14 +106,19 @@ const updateTurnRow = preparedQuery((db, param: Param<Omit<InsertedRow, 'input' 
     .where('attempt', '=', param((row) => row.attempt)),
 );
 
-/** Turns a dead process left queued, running or waiting become failed with error `interrupted`. */
-export async function failInterruptedTurns(db: Db, finishedAt: string): Promise<number> {
-  const result = await db
-    .updateTable('turns')
-    .set({ status: 'failed', error: 'interrupted', finished_at: finishedAt })
-    .where('status', 'in', [...ACTIVE_STATUSES])
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+/**
+ * Turns a dead process left queued, running or waiting become failed with error `interrupted`.
+ * `announce` gives the webhook deliveries of those turns, written in the same transaction.
+ */
+export async function failInterruptedTurns(db: Db, finishedAt: string, announce?: (turns: { id: string; sessionId: string }[]) => OutboxWrite | null): Promise<number> {
+  const fail = (trx: Db) =>
+    trx.updateTable('turns').set({ status: 'failed', error: 'interrupted', finished_at: finishedAt }).where('status', 'in', [...ACTIVE_STATUSES]);
+  if (!announce) return Number((await fail(db).executeTakeFirst()).numUpdatedRows);
+  return db.transaction().execute(async (trx) => {
+    const rows = await fail(trx).returning(['id', 'session_id']).execute();
+    await announce(rows.map((row) => ({ id: row.id, sessionId: row.session_id })))?.(trx);
+    return rows.length;
+  });
 }
 
 /** Every column but the text ones, which only insertTurn writes. */

@@ -13,6 +13,8 @@ export interface PrometheusMetricsOptions {
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const MODEL_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160, 320];
 const TURN_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 3600];
+/** Seconds from an event to its receiver's 2xx: milliseconds when it answers, hours after an outage. */
+const WEBHOOK_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400];
 
 /**
  * Every metric of issue 16 in one registry of its own, behind the MetricsRecorder calls. What every
@@ -34,6 +36,10 @@ export class PrometheusMetrics implements MetricsRecorder {
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
   private readonly humanRequestsPending: Gauge;
   private readonly eventsDroppedTotal: Counter;
+  private readonly webhooksDelivered: Counter;
+  private readonly webhookLatency: Histogram;
+  private readonly webhooksRetried: Counter;
+  private readonly webhooksDropped: Counter;
   private readTurnQueue: () => TurnQueueCounts = () => ({ running: 0, queued: 0 });
   private readEventSubscribers: () => number = () => 0;
 
@@ -70,6 +76,10 @@ export class PrometheusMetrics implements MetricsRecorder {
     this.toolCalls = new Counter({ name: 'agentd_tool_calls_total', help: 'Tool calls, by tool and outcome', labelNames: ['tool', 'outcome'], registers });
     this.humanRequestsPending = new Gauge({ name: 'agentd_human_requests_pending', help: 'Human requests waiting for an answer', registers });
     this.eventsDroppedTotal = new Counter({ name: 'agentd_events_dropped_total', help: 'Event subscribers reset for being too slow', registers });
+    this.webhooksDelivered = new Counter({ name: 'agentd_webhooks_delivered_total', help: 'Webhook deliveries a receiver answered with 2xx', registers });
+    this.webhookLatency = new Histogram({ name: 'agentd_webhook_delivery_seconds', help: 'Time from an event to its receiver\'s 2xx', buckets: WEBHOOK_BUCKETS, registers });
+    this.webhooksRetried = new Counter({ name: 'agentd_webhooks_retried_total', help: 'Webhook delivery attempts that failed and will be retried', registers });
+    this.webhooksDropped = new Counter({ name: 'agentd_webhooks_dropped_total', help: 'Webhook deliveries given up (24 h of failures, or the URL is no longer configured)', registers });
 
     const metrics = this;
     new Gauge({ name: 'agentd_turns_running', help: 'Turns running now', registers, collect() { this.set(metrics.readTurnQueue().running); } });
@@ -132,6 +142,19 @@ export class PrometheusMetrics implements MetricsRecorder {
 
   eventsDropped(count = 1): void {
     this.eventsDroppedTotal.inc(count);
+  }
+
+  webhookDelivered(seconds: number): void {
+    this.webhooksDelivered.inc();
+    this.webhookLatency.observe(seconds);
+  }
+
+  webhookRetried(): void {
+    this.webhooksRetried.inc();
+  }
+
+  webhookDropped(count = 1): void {
+    this.webhooksDropped.inc(count);
   }
 
   /** The Prometheus text exposition of every metric. */

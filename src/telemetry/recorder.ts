@@ -36,6 +36,12 @@ export interface MetricsRecorder {
   observeEventSubscribers(read: () => number): void;
   /** A subscriber was reset for being too slow to keep up. */
   eventsDropped(count?: number): void;
+  /** A webhook delivery answered 2xx, `seconds` after its event was announced. */
+  webhookDelivered(seconds: number): void;
+  /** A webhook delivery failed and is owed again later. */
+  webhookRetried(): void;
+  /** A webhook delivery given up: 24 h of failures, or its URL is no longer configured. */
+  webhookDropped(count?: number): void;
 }
 
 const nothing = () => {};
@@ -52,4 +58,7 @@ export const NO_METRICS: MetricsRecorder = Object.freeze({
   humanRequestClosed: nothing,
   observeEventSubscribers: nothing,
   eventsDropped: nothing,
+  webhookDelivered: nothing,
+  webhookRetried: nothing,
+  webhookDropped: nothing,
 });

@@ -27,6 +27,8 @@ import { mountTenantDisk, TenantDiskError, type TenantDisk } from './tenant-disk
 import { UsageError } from '../config/flags.ts';
 import type { Tenant } from '../config/tenant-registry.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
+import type { BoundaryWebhookDeps } from '../runtime/boundary-runtime.ts';
+import { NO_METRICS } from '../telemetry/recorder.ts';
 
 /**
  * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
@@ -44,6 +46,8 @@ export interface TenantHostingOptions {
   telemetry?: RuntimeTelemetry;
   /** how each tenant's database is claimed as its runtime opens (store/database-claim.ts) */
   claim: NonNullable<StoreOptions['claim']>;
+  /** --webhook-url: server-wide URLs; each tenant's deliveries carry its id and leave from its own outbox */
+  webhooks?: Omit<BoundaryWebhookDeps, 'firstLook'> | null;
 }
 
 export interface TenantHosting {
@@ -73,8 +77,12 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   const toolsFor = turnToolsFactory(registryFor, { confinedExecution: false, telemetry, permissionRules: config.permissionRules });
 
   const serverFiles = serverSecrets(config).map((secret) => secret.path);
+  const drains = options.webhooks ? await webhookDrains(options, (tenantId) => databaseUrls.get(tenantId)!, (tenantId) => tenantStateDir(stateRoot, tenantId)) : null;
+  const webhooks = options.webhooks && drains ? { ...options.webhooks, firstLook: (tenantId: string) => drains.firstLook(tenantId) } : null;
   const openTenant = async (tenant: Tenant) => {
     const stateDir = tenantStateDir(stateRoot, tenant.id);
+    // the runtime's own worker takes over the tenant's outbox
+    await drains?.stop(tenant.id);
     // Migrations ran at provisioning, as the tenant role.
     const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false, claim });
     const sandboxHome = disks.get(tenant.id)?.home ?? join(stateDir, 'sandbox-home');
@@ -87,7 +95,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
           cluster: clusterMembership(config), doorbell: store.doorbell, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir,
           tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome, serverFiles },
         },
-        { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry },
+        { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry, webhooks },
       );
       await store.claim?.admitOthers();
       return {
@@ -96,10 +104,12 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
           // The runtime's close stops the tenant's sandbox runner with its tools.
           await runtime.close();
           await store.close();
+          drains?.start(tenant.id);
         },
       };
     } catch (error) {
       await store.close();
+      drains?.start(tenant.id);
       throw error;
     }
   };
@@ -115,10 +125,26 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       return lease.runtime;
     },
     close: async () => {
+      // first: a runtime closing now starts no drain
+      await drains?.closeAll();
       await runtimes.closeAll();
       await unmountTenantDisks(disks, logger);
     },
   };
+}
+
+/**
+ * --webhook-url: every tenant's outbox is drained from the start, before any of its requests; a
+ * tenant's runtime takes its outbox over while open (tenant-webhook-drains.ts).
+ */
+async function webhookDrains(options: TenantHostingOptions, databaseUrlOf: (tenantId: string) => string, stateDirOf: (tenantId: string) => string) {
+  const { TenantWebhookDrains } = await import('./tenant-webhook-drains.ts');
+  const { config, logger, telemetry } = options;
+  const drains = new TenantWebhookDrains({
+    config: options.webhooks!.config, sender: options.webhooks!.sender, databaseUrlOf, stateDirOf, alone: !config.cluster, metrics: telemetry?.metrics ?? NO_METRICS, logger,
+  });
+  for (const tenant of config.tenants!.tenants) drains.start(tenant.id);
+  return drains;
 }
 
 /**

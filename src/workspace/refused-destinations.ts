@@ -39,3 +39,15 @@ function blockList(networks: readonly string[], family: 'ipv4' | 'ipv6'): BlockL
   }
   return list;
 }
+
+const loopbackV4 = blockList(['127.0.0.0/8'], 'ipv4');
+// ::ffff:7f00:0/104 is 127.0.0.0/8 mapped into IPv6 (the URL parser writes ::ffff:127.0.0.1 so)
+const loopbackV6 = blockList(['::1/128', '::ffff:7f00:0/104'], 'ipv6');
+
+/** True when `address` (an IP literal) is a loopback address: 127.0.0.0/8, ::1, or 127.x in IPv6 clothing. */
+export function isLoopbackAddress(address: string): boolean {
+  const bare = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const family = isIP(bare);
+  if (family === 4) return loopbackV4.check(bare, 'ipv4');
+  return family === 6 && loopbackV6.check(bare, 'ipv6');
+}

@@ -7,6 +7,7 @@ import type { Db } from '../../store/database.ts';
 import { answersAmong, insertHumanRequest, listPendingRequests, resolveHumanRequest, withdrawHumanRequests } from '../../store/human-requests.ts';
 import { CLUSTER_SIGNAL_POLL_MS } from './turn-leases.ts';
 import type { Logger } from 'pino';
+import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
@@ -50,6 +51,9 @@ export class RequestBroker {
     /** agentd_human_requests_pending follows `pending` */
     private readonly metrics: MetricsRecorder = NO_METRICS,
     private readonly shared: SharedRequests | null = null,
+    /** --webhook-url: each request is announced by webhook before it is published */
+    private readonly webhooks: BoundaryWebhooks | null = null,
+    private readonly logger: Logger | null = null,
   ) {}
 
   /**
@@ -76,16 +80,45 @@ export class RequestBroker {
         onWaiting();
         this.hub.emit('request.created', sessionId, turnId, published);
       });
-    if (!this.shared) return publish();
+    const outbox = this.webhooks?.write({ type: 'request.created', at: request.createdAt, sessionId, turnId, data: published }) ?? null;
+    if (!this.shared) {
+      if (!outbox) return publish();
+      return this.announced(outbox).then(() => {
+        if (signal?.aborted) throw new HumanRequestRefused('the turn was cancelled');
+        return publish();
+      });
+    }
     // Stored before anyone can see it, so that every instance can answer it once it is published.
     const { db, boundaryId, attemptOf } = this.shared;
-    return insertHumanRequest(db, boundaryId, request, attemptOf(turnId) ?? 0).then(() => {
+    const store = (trx: Db) => insertHumanRequest(trx, boundaryId, request, attemptOf(turnId) ?? 0);
+    const stored = outbox
+      ? db.transaction().execute(async (trx) => {
+          await store(trx);
+          await outbox(trx);
+        })
+      : store(db);
+    return stored.then(() => {
+      if (outbox) this.webhooks!.committed();
       if (signal?.aborted) {
         void withdrawHumanRequests(db, turnId).catch(() => {});
         throw new HumanRequestRefused('the turn was cancelled');
       }
       return publish();
     });
+  }
+
+  /**
+   * Outside a cluster a request is stored nowhere else: its deliveries are a transaction of their
+   * own, before it is published. A database that cannot take them does not keep the human from
+   * the question (the stream still shows it); the log says the webhook was lost.
+   */
+  private async announced(outbox: (trx: Db) => Promise<void>): Promise<void> {
+    try {
+      await outbox(this.webhooks!.db);
+      this.webhooks!.committed();
+    } catch (error) {
+      this.logger?.error({ err: { message: (error as Error).message } }, 'could not store the webhook deliveries of a human request; it is published without them');
+    }
   }
 
   /**

@@ -10,8 +10,10 @@ import type { ProviderAdapter } from '../../agent/providers/types.ts';
 import { findModel } from '../../config/catalog.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
 import { finalizeTurn } from '../../store/finalize.ts';
-import { storeTerminalTurn } from '../../store/eventual-turn-write.ts';
+import { storeTerminalTurn, storeTurnEnd } from '../../store/eventual-turn-write.ts';
 import { readTurnText, StaleTurnWrite, updateTurn } from '../../store/turns.ts';
+import type { OutboxWrite } from '../../store/webhook-outbox.ts';
+import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 import { findSession } from '../../store/sessions.ts';
 import { toSessionDto } from '../../api/dto.ts';
 import { type TurnRecord, type TurnText } from '../../domain/turn.ts';
@@ -61,6 +63,8 @@ export interface TurnRunnerDeps {
   telemetry?: RuntimeTelemetry;
   /** --cluster: the leases on this instance's turns, let go as each ends */
   leases?: TurnLeases | null;
+  /** --webhook-url: each turn's end is announced in the transaction that stores it */
+  webhooks?: BoundaryWebhooks | null;
   /** the session directories watched for change receipts; the runner's own when not given */
   watches?: WorkspaceWatches;
 }
@@ -388,14 +392,17 @@ export class TurnRunner {
     try {
       const changes = { sessionId: session.id, updatedAt: at, derivedTitle, spending: ending.spending };
       const record = step.record;
-      await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index }));
+      const outbox = this.announcementOf(turn, step);
+      await this.deps.contexts.append(session.id, ending.history, (index) => finalizeTurn(boundary.db, record, ending.history, changes, { index, outbox }));
+      if (outbox) this.deps.webhooks!.committed();
       if (derivedTitle !== null) retitled = true;
     } catch (error) {
       if (error instanceof StaleTurnWrite) return this.standDown(turn, error);
       logger.error({ err: error, turnId: step.record.id }, 'could not store the turn\'s history');
       step = applyTurnTransition(turn.record, { kind: 'fail', at, error: HISTORY_NOT_STORED, output: step.record.output });
       try {
-        await storeTerminalTurn(boundary.db, step.record, logger);
+        await storeTerminalTurn(boundary.db, step.record, logger, this.announcementOf(turn, step));
+        this.deps.webhooks?.committed();
       } catch (stale) {
         if (stale instanceof StaleTurnWrite) return this.standDown(turn, stale);
         throw stale;
@@ -412,13 +419,22 @@ export class TurnRunner {
     const step = applyTurnTransition(turn.record, transition);
     await this.rowWritten(turn);
     try {
-      await updateTurn(this.deps.boundary.db, step.record);
+      const outbox = this.announcementOf(turn, step);
+      await storeTurnEnd(this.deps.boundary.db, step.record, outbox);
+      if (outbox) this.deps.webhooks!.committed();
     } catch (error) {
       if (error instanceof StaleTurnWrite) return this.standDown(turn, error);
       this.settle(turn, step);
       throw error;
     }
     this.settle(turn, step);
+  }
+
+  /** --webhook-url: the deliveries announcing this terminal step, for the transaction that stores it. */
+  private announcementOf(turn: ActiveTurn, step: TurnStep<TurnRecord>): OutboxWrite | undefined {
+    const type = step.event?.type;
+    if (!this.deps.webhooks || (type !== 'turn.completed' && type !== 'turn.failed' && type !== 'turn.cancelled')) return undefined;
+    return this.deps.webhooks.write({ type, at: step.record.finishedAt ?? nowIso(), sessionId: turn.session.id, turnId: step.record.id, data: step.event!.data });
   }
 
   /** The first turn named the session: a renaming like a PATCH's, so `session.updated` says so. */
