@@ -57,6 +57,12 @@ export interface FakeProvider {
    * get their own script.
    */
   route(marker: string, ...steps: FakeStep[]): void;
+  /**
+   * Every request whose first user message contains `marker` is answered with what `responder`
+   * makes of its body, before any route or the queue: a conversation answered the same however
+   * often a request is repeated (a turn resumed on another instance asks again what was lost).
+   */
+  respond(marker: string, responder: (body: any) => FakeStep): void;
   /** steps not yet consumed */
   pendingSteps(): number;
   /** the step used when the queue is empty (default: a short text reply) */
@@ -76,6 +82,7 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 export async function startFakeProvider(): Promise<FakeProvider> {
   const queue: FakeStep[] = [];
   const routes: { marker: string; steps: FakeStep[] }[] = [];
+  const responders: { marker: string; responder: (body: any) => FakeStep }[] = [];
   const requests: FakeRequest[] = [];
   const openStreams = new Set<ServerResponse>();
   const waiters: Array<{ count: number; resolve: () => void }> = [];
@@ -92,8 +99,9 @@ export async function startFakeProvider(): Promise<FakeProvider> {
         for (const waiter of waiters.filter((candidate) => requests.length >= candidate.count)) waiter.resolve();
         if (dialect === null) return sendJson(response, 404, { error: { message: `fake provider has no route for ${request.method} ${path}` } });
         const opening = dialect === null ? '' : firstUserText(recorded.body);
-        const route = routes.find((candidate) => opening.includes(candidate.marker));
-        const step = (route ? route.steps.shift() : queue.shift()) ?? defaultStep;
+        const responder = responders.find((candidate) => opening.includes(candidate.marker));
+        const route = responder ? undefined : routes.find((candidate) => opening.includes(candidate.marker));
+        const step = responder ? responder.responder(recorded.body) : ((route ? route.steps.shift() : queue.shift()) ?? defaultStep);
         replyCounter += 1;
         try {
           answer(step, dialect, recorded.body, `fake${replyCounter}`, response, openStreams);
@@ -115,6 +123,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     requests,
     enqueue: (...steps) => void queue.push(...steps),
     route: (marker, ...steps) => void routes.push({ marker, steps }),
+    respond: (marker, responder) => void responders.push({ marker, responder }),
     pendingSteps: () => queue.length,
     setDefaultStep: (step) => void (defaultStep = step),
     waitForRequests(count, timeoutMs = 5_000) {
