@@ -228,3 +228,22 @@ test('mentionsOutsidePath: inside the base or not, ~ and NUL always outside, --n
   assert.equal(mentionsOutsidePath('x', [join(base, 'a'), join(base, 'b')]), false);
   assert.equal(mentionsOutsidePath('a', []), false);
 });
+
+test('git (confined only): each read subcommand and listing form runs; writing, executing and abbreviated options ask', () => {
+  for (const subcommand of ['status', 'log', 'diff', 'show', 'blame', 'ls-files', 'ls-tree', 'rev-parse', 'describe', 'shortlog', 'cat-file', 'grep']) {
+    runs(`git ${subcommand}`);
+    asks(`git ${subcommand}`, false);
+  }
+  for (const command of ['git branch', 'git branch -a', 'git branch --all', 'git branch -r', 'git branch --remotes', 'git branch -v', 'git branch -vv', 'git branch --verbose', 'git branch --show-current', 'git branch --list', 'git remote', 'git remote -v', 'git remote --verbose', 'git tag', 'git tag -l', 'git tag --list', "git tag -l 'v*'", "git tag --list 'v1.*' 'v2.*'", 'git stash list']) runs(command);
+  for (const command of ['git branch x', 'git branch -a x', 'git branch -D x', 'git remote add o u', 'git remote -v x', "git tag 'v*'", 'git tag v1', 'git tag -l -d v1', 'git stash', 'git stash pop', 'git stash list x', 'git push', 'git commit', 'git', 'git checkout .', 'git -C . status', 'git Status']) asks(command);
+  // options that write files or run programs, in full, abbreviated to any unambiguous prefix, or longer
+  for (const option of ['--output=x', '--outp=x', '--ext-diff', '--ext-d', '--textconv', '--textc', '--filters', '--filt', '--open-files-in-pager', '--open-files-in=vim', '--show-signature', '--show-sig', '--exec=x', '--exe=x', '--upload-pack=x', '--upload-p=x', '--paginate', '--pag', '--output-directory=x']) {
+    asks(`git log ${option}`);
+  }
+  for (const command of ['git log -O', 'git grep -iO x', 'git grep -Ovim x', "git log --format='%G?'", "git log --pretty=format:%GS", 'git log --format=%GK']) asks(command);
+  // look-alikes that do not write or execute
+  for (const command of ['git log --oneline', 'git log --stat', 'git diff --name-only', "git log --format='%H %s'", 'git log -p', 'git grep -i x', 'git log --', 'git diff -- src', 'git log --o']) {
+    if (command === 'git log --o') asks(command); // an abbreviation of --output (and others) is refused, too short to tell
+    else runs(command);
+  }
+});

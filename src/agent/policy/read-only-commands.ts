@@ -82,6 +82,8 @@ const GIT_LISTING: Record<string, readonly string[]> = {
   tag: ['-l', '--list'],
   stash: ['list'],
 };
+/** listing subcommands whose bare form writes: `git stash` alone is `git stash push` */
+const GIT_WRITES_WHEN_BARE = new Set(['stash']);
 /** long options (git accepts any unambiguous abbreviation) that write files or run programs */
 const GIT_EXECUTING_OPTIONS = ['--output', '--ext-diff', '--textconv', '--filters', '--open-files-in-pager', '--show-signature', '--exec', '--upload-pack', '--paginate'];
 
@@ -104,6 +106,7 @@ function gitFileArguments([subcommand, ...rest]: readonly string[]): string[] | 
   const listing = GIT_LISTING[subcommand];
   if (!GIT_READ_SUBCOMMANDS.has(subcommand)) {
     if (!listing) return null;
+    if (rest.length === 0 && GIT_WRITES_WHEN_BARE.has(subcommand)) return null;
     // `git tag -l 'v*'` lists by pattern; otherwise a positional argument would create something
     const patterns = subcommand === 'tag' && rest.some((arg) => listing.includes(arg));
     if (!rest.every((arg) => listing.includes(arg) || (patterns && !arg.startsWith('-')))) return null;
