@@ -5,7 +5,7 @@
 // A change to the table is a change to what runs without asking, made in both places on purpose.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decideToolCall, type PolicyContext } from '../../src/agent/policy/decide.ts';
@@ -155,6 +155,10 @@ test('operand limits, patterns and text operands at their edge', () => {
   runs('cd sub');
   asks('cd sub other');
   asks('cd -');
+  asks('cd -- -x'); // an operand after -- that starts with a dash is an option to cd
+  // date's own options, and its format operand is text even when it reads like a path out
+  for (const command of ['date -u', 'date -R', 'date -uR', 'date -d yesterday', 'date -dyesterday', 'date --utc', 'date --universal', 'date --rfc-email', 'date --date=yesterday', 'date --date yesterday', "date '+/../../%s'"]) runs(command);
+  for (const command of ['date -s x', 'date --set=x', 'date --ut', 'date -f file']) asks(command);
   // text operands are not paths: echo /etc and tr a-z A-Z run, cat /etc/passwd names a file outside
   runs('echo /etc/passwd');
   runs('tr /a /b');
@@ -199,6 +203,7 @@ test('readOnlyFileArguments returns the words that may name files: option values
   assert.deepEqual(readOnlyFileArguments(['echo', '-n', '/etc/passwd'], false), []);
   assert.deepEqual(readOnlyFileArguments(['find', '.', '-newer', 'ref', '-name', 'x'], false), ['ref', 'x', '.']);
   assert.deepEqual(readOnlyFileArguments(['true', '/etc'], false), []);
+  assert.deepEqual(readOnlyFileArguments(['find', '.', '(', '-name', 'a', ')', '!', '-type', 'd'], false), ['a', 'd', '.'], 'find\'s grouping words are neither files nor options');
   assert.deepEqual(readOnlyFileArguments(['cat', '-'], false), ['-']);
   assert.equal(readOnlyFileArguments([], false), null);
   assert.equal(readOnlyFileArguments(['git', 'status'], false), null);
@@ -227,6 +232,8 @@ test('mentionsOutsidePath: inside the base or not, ~ and NUL always outside, --n
   assert.equal(mentionsOutsidePath('../b/x', [join(base, 'a'), join(base, 'b')]), true, 'outside any one of the bases is outside');
   assert.equal(mentionsOutsidePath('x', [join(base, 'a'), join(base, 'b')]), false);
   assert.equal(mentionsOutsidePath('a', []), false);
+  symlinkSync('loop', join(base, 'loop'));
+  assert.equal(mentionsOutsidePath('loop/x', [base]), true, 'a name that cannot be resolved (a symlink loop) counts as outside');
 });
 
 test('git (confined only): each read subcommand and listing form runs; writing, executing and abbreviated options ask', () => {
