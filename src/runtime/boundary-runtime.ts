@@ -4,6 +4,7 @@ import { SessionService } from './session/sessions.ts';
 import { EventHub } from './event-hub.ts';
 import { RequestBroker } from './turn/requests.ts';
 import { ActiveTurns } from './turn/active-turns.ts';
+import { shareAgentsView } from './turn/shared-agents-view.ts';
 import { TurnService } from './turn/turns.ts';
 import { TurnRunner } from './turn/turn-runner.ts';
 import { TurnLeases } from './turn/turn-leases.ts';
@@ -66,7 +67,7 @@ export class BoundaryRuntime {
   ) {
     const { scheduler, logger, adapterFor, toolsFor, telemetry } = deps;
     this.logger = logger;
-    const activeTurns = new ActiveTurns();
+    const activeTurns = new ActiveTurns(boundary.cluster ? (turn) => shareAgentsView(boundary.db, turn, logger) : undefined);
     this.activeTurns = activeTurns;
     // Repository work and attachment clean-up run where the boundary's tools run (CONTRACT.md §17).
     const commands = workspaceCommands(boundary.tools, boundary.workspaceRoots);

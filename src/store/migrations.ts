@@ -169,6 +169,20 @@ const MIGRATIONS: Record<string, Migration> = {
     },
   },
   /*
+   * The agents view of a cluster's turns (CONTRACT.md §13, §18): the owner stores the view of a
+   * turn's child agents as it changes, under the turn's fencing number, so every instance answers
+   * GET /v1/turns/:id/agents. Apart from `turns`, whose reads should not carry it.
+   */
+  '0010_cluster_events_agents': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('turn_agents')
+        .addColumn('turn_id', 'text', (column) => column.primaryKey())
+        .addColumn('view', 'text', (column) => column.notNull())
+        .execute();
+    },
+  },
+  /*
    * The durable steps of a cluster's active turns (CONTRACT.md §18, docs/CLUSTER.md "Takeover and
    * resume"): each model response and each batch of tool results, in order, written under the
    * turn's fencing number as the turn goes, so that another instance can resume it. Deleted once

@@ -136,6 +136,12 @@ export interface WebhookOutboxTable {
   attempts: number;
 }
 
+/** A cluster's agents view of a turn (store/turn-agents.ts): JSON of the child agents' records. */
+export interface TurnAgentsTable {
+  turn_id: string;
+  view: string;
+}
+
 export interface Database {
   sessions: SessionsTable;
   turns: TurnsTable;
@@ -145,4 +151,5 @@ export interface Database {
   events: EventsTable;
   turn_steps: TurnStepsTable;
   webhook_outbox: WebhookOutboxTable;
+  turn_agents: TurnAgentsTable;
 }

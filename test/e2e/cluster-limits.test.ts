@@ -94,6 +94,38 @@ describe('limits and reads across the instances of a cluster', () => {
     assert.equal((await http('DELETE', `${beta.url}/v1/sessions/${session.id}`)).status, 204);
   });
 
+  it('the agents view of a turn on alpha answers on beta, while the child runs and after the turn', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await newSession(alpha);
+    fake.route('PARENT-cluster', { kind: 'reply', toolCalls: [{ name: 'spawn_agent', arguments: JSON.stringify({ label: 'helper', prompt: 'CHILD-cluster: look' }), callId: 'call_child' }] }, { kind: 'reply', text: 'the helper reported' });
+    fake.route('CHILD-cluster', { kind: 'hang', afterText: 'looking' });
+    const turn = await submit(alpha, session.id, 'PARENT-cluster: delegate');
+    const agentsOn = async (agentd: AgentdProcess) => (await http('GET', `${agentd.url}/v1/turns/${turn.id}/agents`)).json.data;
+
+    const during = await until('the running child seen on beta', async () => {
+      const agents = await agentsOn(beta);
+      return agents.length === 1 ? agents : undefined;
+    });
+    assert.deepEqual([during[0].path, during[0].status], ['helper', 'running']);
+
+    await http('POST', `${beta.url}/v1/turns/${turn.id}/cancel`);
+    await ended(beta, turn.id);
+    const onAlpha = await agentsOn(alpha);
+    assert.equal(onAlpha[0].status, 'cancelled');
+    const onBeta = await until('the final view on beta', async () => {
+      const agents = await agentsOn(beta);
+      return agents[0]?.status === 'cancelled' ? agents : undefined;
+    });
+    assert.deepEqual(onBeta, onAlpha);
+
+    // a turn that started no child agent: an empty view on both
+    fake.enqueue({ kind: 'reply', text: 'alone' });
+    const single = await submit(alpha, session.id, 'no helpers');
+    await ended(beta, single.id);
+    for (const agentd of [alpha, beta]) assert.deepEqual((await http('GET', `${agentd.url}/v1/turns/${single.id}/agents`)).json, { data: [] });
+  });
+
   it('what beta read of a session never hides alpha\'s writes: its record, and its history in the next model request', async () => {
     const alpha = await start('alpha');
     const beta = await start('beta');

@@ -33,6 +33,9 @@ export class ActiveTurns {
   /** the child agents of the terminal turns above, forgotten with them (same insertions, same capacity) */
   private readonly terminalAgents = new Map<string, TurnAgents>();
 
+  /** `reserved`: told of each turn as it is reserved (--cluster: its agents view is shared) */
+  constructor(private readonly reserved: (turn: ActiveTurn) => void = () => {}) {}
+
   /** Holds a new turn; the caller has checked that its session is idle. */
   reserve(record: TurnRecord, session: SessionRecord, attachments: DecodedAttachments): ActiveTurn {
     let markFinished!: () => void;
@@ -41,6 +44,7 @@ export class ActiveTurns {
     this.finishers.set(turn, markFinished);
     this.bySession.set(session.id, turn);
     this.byId.set(record.id, turn);
+    this.reserved(turn);
     return turn;
   }
 

@@ -38,6 +38,12 @@ export type AgentParent = ChildAgent | null;
 export class TurnAgents {
   private readonly children: ChildAgent[] = [];
   private readonly runs: AgentRun[] = [];
+  /** told after every change of the view (--cluster: the view is stored for the other instances) */
+  private changed: () => void = () => {};
+
+  watch(changed: () => void): void {
+    this.changed = changed;
+  }
 
   /** A new running child, or why it may not start (the text the parent's model reads). */
   admit(id: string, parent: AgentParent, label: string, model: string | null): ChildAgent | string {
@@ -46,6 +52,7 @@ export class TurnAgents {
     if (this.children.length >= MAX_CHILD_AGENTS) return `spawn_agent refused: a turn may start at most ${MAX_CHILD_AGENTS} agents; do this work yourself.`;
     const child: ChildAgent = { id, parentId: parent?.id ?? null, label, path: parent ? `${parent.path}/${label}` : label, depth, model, status: 'running', steps: [] };
     this.children.push(child);
+    this.changed();
     return child;
   }
 
@@ -54,18 +61,21 @@ export class TurnAgents {
     const step: AgentStep = { state, title, detail: detail === null ? null : glimpse(detail) };
     if (child.steps.length >= MAX_KEPT_STEPS) child.steps[MAX_KEPT_STEPS - 1] = step;
     else child.steps.push(step);
+    this.changed();
     return step;
   }
 
   settleStep(step: AgentStep, state: AgentStep['state'], detail: string | null): void {
     step.state = state;
     step.detail = detail === null ? null : glimpse(detail);
+    this.changed();
   }
 
   /** The child ended; its requests count in the turn's usage and telemetry. */
   finish(child: ChildAgent, status: Exclude<AgentStatus, 'running'>, run: AgentRun): void {
     child.status = status;
     this.runs.push(run);
+    this.changed();
   }
 
   /** The runs of every child that ended, in the order they ended. */

@@ -2,6 +2,7 @@ import { ApiError } from '../../domain/errors.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
 import type { CreateTurnBody } from '../../api/schemas.ts';
 import * as turnsTable from '../../store/turns.ts';
+import { readTurnAgents } from '../../store/turn-agents.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
 import { decodeAttachments, inputDigest } from '../../workspace/attachments.ts';
 import { DEFAULT_BOUNDARY_ID, type Boundary } from '../boundary.ts';
@@ -28,12 +29,20 @@ export class TurnService {
     private readonly leases: TurnLeases | null = null,
   ) {}
 
-  /** The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds it. */
+  /**
+   * The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds
+   * it. With --cluster, a turn held elsewhere answers the view its owner stored (none stored: it
+   * started no child agent).
+   */
   async agents(rawId: string): Promise<AgentRecord[]> {
     const turn = await this.get(rawId);
     const agents = this.active.agentsOf(turn.id);
-    if (!agents) throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
-    return agents;
+    if (agents) return agents;
+    if (this.leases) {
+      const stored = await readTurnAgents(this.boundary.db, turn.id);
+      return stored === null ? [] : (JSON.parse(stored) as AgentRecord[]);
+    }
+    throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
   }
 
   /** `traceParent`: the submitting request's span, so the turn's span continues its trace. */
