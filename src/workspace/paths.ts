@@ -77,33 +77,22 @@ export function isInside(child: string, parent: string): boolean {
 
 /**
  * Walks an absolute path one component at a time, following symlinks as the kernel does and applying
- * `..` to the already-resolved prefix. Below a component that does not exist, names are appended as
- * they are, until a `..` leads back to one that does (`missing/../link` follows `link`).
+ * `..` to the already-resolved prefix. A name that does not exist is appended as it is; every name is
+ * looked up, so a `..` back out of a missing name leads to a directory whose symlinks are followed
+ * again (`missing/../link` follows `link`).
  */
 function resolveReal(absolute: string): string {
   let current = path.parse(absolute).root;
   const pending = splitComponents(absolute);
   let hops = 0;
-  let missing = false;
   while (pending.length > 0) {
     const component = pending.shift() as string;
-    if (component === '.' || component === '') continue;
     if (component === '..') {
       current = path.dirname(current);
-      // back out of a name that does not exist, to a directory that may: what follows is followed again
-      if (missing) missing = entryKind(current) === 'missing';
       continue;
     }
     const candidate = path.join(current, component);
-    if (missing) {
-      current = candidate;
-      continue;
-    }
-    const kind = entryKind(candidate);
-    if (kind === 'missing') {
-      missing = true;
-      current = candidate;
-    } else if (kind === 'symlink') {
+    if (isSymlink(candidate)) {
       if (++hops > MAX_SYMLINK_HOPS) throw new PathError(`too many levels of symbolic links: ${absolute}`);
       const target = readlinkSync(candidate);
       if (path.isAbsolute(target)) current = path.parse(target).root;
@@ -120,15 +109,17 @@ function joinUnnormalized(base: string, requested: string): string {
   return path.isAbsolute(requested) ? requested : `${base}${path.sep}${requested}`;
 }
 
+/** The names of a path, without the empty and `.` ones, which name the directory they are in. */
 function splitComponents(value: string): string[] {
-  return value.split(/[\\/]+/).filter((component) => component !== '');
+  return value.split(/[\\/]/).filter((component) => component !== '' && component !== '.');
 }
 
-function entryKind(candidate: string): 'missing' | 'symlink' | 'other' {
+/** False for a name that does not exist: it is appended as it is. */
+function isSymlink(candidate: string): boolean {
   try {
-    return lstatSync(candidate).isSymbolicLink() ? 'symlink' : 'other';
+    return lstatSync(candidate).isSymbolicLink();
   } catch {
-    return 'missing';
+    return false;
   }
 }
 
