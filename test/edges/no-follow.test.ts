@@ -168,3 +168,23 @@ test('makeDirectories: a name starting with two dots is inside; existing compone
   assert.throws(() => makeDirectories(inside, path.join(inside, '..')), UnsafePathError);
   assert.throws(() => makeDirectories(inside, path.join(inside, '..', 'outside')), UnsafePathError);
 });
+
+test('a directory that cannot be made is reported with the mkdir\'s own error, not the open after it', () => {
+  // sysfs refuses mkdir to everyone (EPERM, or EROFS where it is mounted read-only): a directory root cannot write
+  const name = '/sys/agentd-edges-probe';
+  let direct: string | undefined;
+  try {
+    mkdirSync(name);
+    rmSync(name, { recursive: true });
+  } catch (error) {
+    direct = (error as NodeJS.ErrnoException).code;
+  }
+  assert.ok(direct !== undefined && direct !== 'ENOENT' && direct !== 'EEXIST', `mkdir under /sys was refused: ${direct}`);
+  assert.throws(() => makeDirectories('/sys', name), (error: NodeJS.ErrnoException) => error.code === direct);
+});
+
+test('a path through a plain file is an ordinary ENOTDIR, even opened as a directory', () => {
+  const { inside } = world('through-file');
+  assert.throws(() => openDirectoryExact(path.join(inside, 'real', 'file.txt', 'x')), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR' && !(error instanceof UnsafePathError));
+  assert.throws(() => openDirectoryExact(path.join(inside, 'real', 'file.txt')), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR' && !(error instanceof UnsafePathError));
+});
