@@ -50,6 +50,7 @@ export const EVENT_CATALOGUE = {
       interruptedTools: Type.Array(Type.String(), { description: 'callIds of the calls whose result was not recorded: given to the model as interrupted, not run again' }),
     }),
   },
+  'turn.reverted': { sent: 'a revert (POST /v1/turns/:id/revert) wrote the turn\'s files back', data: Type.Object({ paths: Type.Array(Type.String()) }) },
   'turn.activity': { sent: 'a line of progress for the turn (declared; not sent yet)', data: BoundedText },
   'agent.turn.started': { sent: 'the agent loop of the turn starts', data: Nothing },
   'agent.turn.finished': {

@@ -41,6 +41,7 @@ export function buildOpenApiDocument(version: string, contract: Contract): Recor
     paths[path][operation.method.toLowerCase()] = {
       operationId: operation.operationId,
       summary: operation.summary,
+      ...(operation.extension ? { 'x-agentd-extension': true } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(named, operation.body) } } } } : {}),
       responses,

@@ -19,6 +19,8 @@ export interface Operation {
   success: { status: number; schema: TSchema | null; contentType?: string; description: string };
   /** Error codes this operation can answer, for the documentation. */
   errors: number[];
+  /** beyond SPEC.md: marked `x-agentd-extension: true` in /openapi.json (CONTRACT.md §20) */
+  extension?: boolean;
 }
 
 const DataOf = (schema: TSchema) => Type.Object({ data: Type.Array(schema) });
@@ -60,6 +62,11 @@ export const OPERATIONS: Operation[] = [
   { operationId: 'getTurn', method: 'GET', url: '/v1/turns/:id', summary: 'One turn', success: { status: 200, schema: S.Turn, description: 'the turn' }, errors: [404] },
   { operationId: 'getTurnResult', method: 'GET', url: '/v1/turns/:id/result', summary: 'A terminal turn with its output', success: { status: 200, schema: S.TurnResult, description: 'the result' }, errors: [404, 409] },
   { operationId: 'cancelTurn', method: 'POST', url: '/v1/turns/:id/cancel', summary: 'Cancel queued, running or waiting work', success: { status: 200, schema: S.Turn, description: 'the final record (unchanged if already terminal)' }, errors: [404] },
+  {
+    operationId: 'revertTurn', method: 'POST', url: '/v1/turns/:id/revert', summary: 'Restore the files a turn changed to their content before it, if none changed since (no body)', extension: true,
+    success: { status: 200, schema: Type.Object({ reverted: Type.Array(Type.String(), { description: 'the paths written back or removed, relative to the session cwd' }) }), description: 'the turn\'s files are as they were before it' },
+    errors: [404, 409],
+  },
   { operationId: 'getTurnAgents', method: 'GET', url: '/v1/turns/:id/agents', summary: 'Projected child agents of a turn', success: { status: 200, schema: DataOf(S.Agent), description: 'agents' }, errors: [404, 409] },
   {
     operationId: 'listRequests', method: 'GET', url: '/v1/requests', summary: 'Pending human requests, newest first (at most 200)',

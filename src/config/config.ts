@@ -22,6 +22,8 @@ export interface Limits {
   maximumRequestBytes: number;
   /** --model-stall-timeout in milliseconds */
   modelStallTimeoutMs: number;
+  /** --revert-history: the latest turns of a session whose earlier file contents are kept */
+  revertHistory: number;
 }
 
 export interface SandboxQuota {
@@ -119,6 +121,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     eventReplayLimit: integerFlag(flags, 'event-replay-limit'),
     maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes'),
     modelStallTimeoutMs: integerFlag(flags, 'model-stall-timeout') * 1000,
+    revertHistory: integerFlag(flags, 'revert-history'),
   };
   limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', limits.maxConcurrentTurns, 'max-concurrent-turns');
   limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', limits.maxQueuedTurns, 'max-queued-turns');

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   idempotency_conflict: 409,
   turn_not_terminal: 409,
   turn_agents_unavailable: 409,
+  revert_conflict: 409,
+  revert_unavailable: 409,
   request_already_resolved: 409,
   request_too_large: 413,
   uri_too_long: 414,

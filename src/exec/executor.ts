@@ -23,6 +23,8 @@ export interface RunCommand {
   env?: Record<string, string>;
   /** host only: what a confined host command may see and change; the sandbox always shows its workspace */
   view?: CommandView;
+  /** sandbox only: text given to the command's standard input */
+  stdin?: string;
 }
 
 export interface RunOutcome {

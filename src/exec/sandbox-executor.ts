@@ -48,7 +48,7 @@ export function sandboxExecutor(options: SandboxExecutorOptions): ToolExecutor {
     async run(request) {
       const output = new HeadTailBuffer();
       const { outcome } = await call(
-        { type: 'run', argv: request.argv, cwd: request.cwd || GUEST_WORKSPACE, timeoutMs: request.timeoutMs },
+        { type: 'run', argv: request.argv, cwd: request.cwd || GUEST_WORKSPACE, timeoutMs: request.timeoutMs, ...(request.stdin === undefined ? {} : { stdin: request.stdin }) },
         {
           signal: request.signal,
           onOutput: (_stream, data) => {

@@ -131,6 +131,10 @@ export function createHandlers(context: HandlerContext) {
       const { turns } = await context.runtimeFor(request, reply);
       return toTurnDto(await turns.cancel(request.params.id));
     },
+    revertTurn: async (request: RequestOf, reply) => {
+      const { turns } = await context.runtimeFor(request, reply);
+      return turns.revert(request.params.id);
+    },
     getTurnAgents: async (request: RequestOf, reply) => {
       const { turns } = await context.runtimeFor(request, reply);
       return { data: projectAgents(await turns.agents(request.params.id)) };

@@ -9,6 +9,7 @@ import { TurnService } from './turn/turns.ts';
 import { TurnRunner } from './turn/turn-runner.ts';
 import { TurnLeases } from './turn/turn-leases.ts';
 import { TurnResumption } from './turn/turn-resume.ts';
+import { TurnReverts } from './turn/turn-reverts.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';
 import { MODEL_CONTEXT_CACHE_LIMITS, ModelContextCache, NO_MODEL_CONTEXT_CACHE } from './context/model-context-cache.ts';
 import { sessionRowCache } from '../store/session-row-cache.ts';
@@ -80,7 +81,8 @@ export class BoundaryRuntime {
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
-    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases);
+    const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
+    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases, reverts);
     if (this.leases) {
       const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
       this.leases.resumeWith((taken) => resumption.resume(taken));

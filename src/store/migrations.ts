@@ -223,6 +223,38 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('webhook_outbox_due').on('webhook_outbox').columns(['next_attempt_at']).execute();
     },
   },
+  /*
+   * Reverting a turn (CONTRACT.md §20): per turn its revert entries (JSON RevertEntry[]) and status
+   * (available | unavailable | reverted, with the reason when unavailable); the before-bytes once
+   * per sha256 (base64 text, alike on both engines) and which turns use which.
+   */
+  '0009_turn_reverts': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('turn_reverts')
+        .addColumn('turn_id', 'text', (column) => column.primaryKey())
+        .addColumn('boundary_id', 'text', (column) => column.notNull())
+        .addColumn('session_id', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('reason', 'text')
+        .addColumn('entries', 'text', (column) => column.notNull())
+        .execute();
+      await db.schema.createIndex('turn_reverts_session').on('turn_reverts').columns(['session_id', 'created_at']).execute();
+      await db.schema
+        .createTable('revert_contents')
+        .addColumn('hash', 'text', (column) => column.primaryKey())
+        .addColumn('content', 'text', (column) => column.notNull())
+        .execute();
+      await db.schema
+        .createTable('turn_revert_contents')
+        .addColumn('turn_id', 'text', (column) => column.notNull())
+        .addColumn('hash', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('turn_revert_contents_key', ['turn_id', 'hash'])
+        .execute();
+      await db.schema.createIndex('turn_revert_contents_hash').on('turn_revert_contents').columns(['hash']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

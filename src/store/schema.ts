@@ -142,7 +142,33 @@ export interface TurnAgentsTable {
   view: string;
 }
 
+export interface TurnRevertsTable {
+  turn_id: string;
+  boundary_id: string;
+  session_id: string;
+  created_at: string;
+  /** available | unavailable | reverted */
+  status: string;
+  reason: string | null;
+  /** JSON RevertEntry[] */
+  entries: string;
+}
+
+export interface RevertContentsTable {
+  hash: string;
+  /** base64 */
+  content: string;
+}
+
+export interface TurnRevertContentsTable {
+  turn_id: string;
+  hash: string;
+}
+
 export interface Database {
+  turn_reverts: TurnRevertsTable;
+  revert_contents: RevertContentsTable;
+  turn_revert_contents: TurnRevertContentsTable;
   sessions: SessionsTable;
   turns: TurnsTable;
   history_turns: HistoryTurnsTable;

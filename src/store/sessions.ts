@@ -1,4 +1,5 @@
 import type { Db } from './database.ts';
+import { forgetSessionReverts } from './turn-reverts.ts';
 import type { SessionsTable } from './schema.ts';
 import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
@@ -235,6 +236,7 @@ export async function findSessionByCwd(db: Db, boundaryId: string, cwd: string):
 export async function deleteSessionCascade(db: Db, boundaryId: string, id: string): Promise<boolean> {
   return writingSessionRow(db, id, () => db.transaction().execute(async (trx) => {
     await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
+    await forgetSessionReverts(trx, id);
     await trx.deleteFrom('turns').where('session_id', '=', id).execute();
     const result = await trx.deleteFrom('sessions').where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

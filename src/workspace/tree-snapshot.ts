@@ -16,6 +16,8 @@ export interface EntryState {
   ino: number;
   mtimeMs: number;
   ctimeMs: number;
+  /** the sha256 of its bytes (a symlink's target), when a ContentStore keeps them (content-store.ts) */
+  hash?: string;
 }
 
 export interface TreeSnapshot {

@@ -12,6 +12,7 @@
 import { lstatSync, readFileSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import path from 'node:path';
 import { changedPaths, entryStateOf, snapshotTree, SKIPPED_DIRECTORIES, type EntryState, type TreeSnapshot } from './tree-snapshot.ts';
+import { readVersion, type ContentStore } from './content-store.ts';
 
 /** One path whose state differs from the last settle; undefined: absent. */
 export interface PathChange {
@@ -25,6 +26,8 @@ export interface WorkspaceWatchOptions {
   maxEntries: number;
   /** directories watched at most; beyond, every settle walks */
   maxWatchedDirectories?: number;
+  /** keeps each file's bytes as of the last look (for revert); metadata only without it */
+  contents?: ContentStore;
 }
 
 export const MAX_WATCHED_DIRECTORIES = 4096;
@@ -56,6 +59,8 @@ export class WorkspaceWatch {
   private settling: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly maxWatched: number;
+  /** hashes of versions replaced since the last takeReleased(): still readable until released */
+  private released: string[] = [];
 
   private constructor(
     readonly root: string,
@@ -96,6 +101,33 @@ export class WorkspaceWatch {
   close(): void {
     this.closed = true;
     this.stopWatching();
+    for (const state of this.states.values()) this.released.push(...(state.hash ? [state.hash] : []));
+    this.releaseReplaced();
+  }
+
+  /** The bytes of a version this watch keeps (until releaseReplaced lets a replaced one go). */
+  contentOf(hash: string): Buffer | undefined {
+    return this.options.contents?.get(hash);
+  }
+
+  /** Lets the content store drop the versions replaced so far (once whoever needed them has taken them). */
+  releaseReplaced(): void {
+    const released = this.released;
+    this.released = [];
+    for (const hash of released) this.options.contents?.release(hash);
+  }
+
+  /** A new state for a path, with its bytes kept when a content store is given (unchanged metadata: the same bytes). */
+  private withVersion(name: string, state: EntryState, previous: EntryState | undefined): EntryState {
+    const contents = this.options.contents;
+    if (!contents) return state;
+    if (previous?.hash !== undefined && sameState(previous, state)) {
+      contents.keep(contents.get(previous.hash)!);
+      return { ...state, hash: previous.hash };
+    }
+    const bytes = readVersion(this.root, name, state);
+    const hash = bytes === null ? null : contents.keep(bytes);
+    return hash === null ? state : { ...state, hash };
   }
 
   private async settleNow(): Promise<PathChange[]> {
@@ -106,8 +138,11 @@ export class WorkspaceWatch {
     this.dirty = new Set();
     this.events = 0;
     const changes = new Map<string, PathChange>();
-    const note = (name: string, after: EntryState | undefined) => {
-      const before = changes.has(name) ? changes.get(name)!.before : this.states.get(name);
+    const note = (name: string, seen: EntryState | undefined) => {
+      const current = this.states.get(name);
+      const before = changes.has(name) ? changes.get(name)!.before : current;
+      const after = seen === undefined ? undefined : this.withVersion(name, seen, current);
+      if (current?.hash) this.released.push(current.hash);
       if (after === undefined) this.states.delete(name);
       else this.states.set(name, after);
       changes.set(name, { path: name, before, after });
@@ -142,6 +177,15 @@ export class WorkspaceWatch {
     if (snapshot.incomplete) this.walkNeeded = true;
     this.incomplete = snapshot.incomplete;
     const previous: TreeSnapshot = { entries: this.states, incomplete: false };
+    let sliceStarted = performance.now();
+    for (const [name, state] of snapshot.entries) {
+      snapshot.entries.set(name, this.withVersion(name, state, this.states.get(name)));
+      if (performance.now() - sliceStarted > 10) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStarted = performance.now();
+      }
+    }
+    for (const state of this.states.values()) if (state.hash) this.released.push(state.hash);
     const changes = changedPaths(previous, snapshot).map((name) => ({ path: name, before: this.states.get(name), after: snapshot.entries.get(name) }));
     this.states = snapshot.entries;
     if (!this.watching) this.stopWatching();

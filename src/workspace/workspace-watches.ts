@@ -10,6 +10,7 @@
  */
 import { WorkspaceWatch, type PathChange } from './workspace-watch.ts';
 import type { EntryState } from './tree-snapshot.ts';
+import { ContentStore } from './content-store.ts';
 
 export const IDLE_MS = 10 * 60 * 1000;
 
@@ -17,17 +18,29 @@ export const IDLE_MS = 10 * 60 * 1000;
 export class ChangeWindow {
   readonly before = new Map<string, EntryState | undefined>();
   readonly after = new Map<string, EntryState | undefined>();
+  /** the bytes of each kept before-state, by hash: what a revert writes back */
+  readonly contents = new Map<string, Buffer>();
   truncated = false;
 
-  add(changes: readonly PathChange[]): void {
+  add(changes: readonly PathChange[], contentOf: (hash: string) => Buffer | undefined = () => undefined): void {
     for (const change of changes) {
-      if (!this.before.has(change.path)) this.before.set(change.path, change.before);
+      if (!this.before.has(change.path)) {
+        this.before.set(change.path, change.before);
+        const hash = change.before?.hash;
+        const content = hash === undefined ? undefined : contentOf(hash);
+        if (hash !== undefined && content !== undefined) this.contents.set(hash, content);
+      }
       this.after.set(change.path, change.after);
     }
   }
 
   merge(other: ChangeWindow): void {
-    for (const [name, state] of other.before) if (!this.before.has(name)) this.before.set(name, state);
+    for (const [name, state] of other.before) {
+      if (this.before.has(name)) continue;
+      this.before.set(name, state);
+      const content = state?.hash === undefined ? undefined : other.contents.get(state.hash);
+      if (content !== undefined) this.contents.set(state!.hash!, content);
+    }
     for (const [name, state] of other.after) this.after.set(name, state);
     this.truncated ||= other.truncated;
   }
@@ -57,9 +70,10 @@ export class WatchedWorkspace {
   private async deliver(): Promise<void> {
     const changes = await this.watch.settle();
     for (const window of this.windows) {
-      window.add(changes);
+      window.add(changes, (hash) => this.watch.contentOf(hash));
       window.truncated ||= this.watch.truncated;
     }
+    this.watch.releaseReplaced();
   }
 }
 
@@ -72,6 +86,8 @@ interface Held {
 
 export interface WorkspaceWatchesOptions {
   maxEntries: number;
+  /** keep the files' bytes (in memory, at most this many in all) so that turns can be reverted; 0: metadata only */
+  keptContentBytes?: number;
   maxWatchedDirectories?: number;
   idleMs?: number;
 }
@@ -79,8 +95,11 @@ export interface WorkspaceWatchesOptions {
 export class WorkspaceWatches {
   private readonly held = new Map<string, Held>();
   private closed = false;
+  private readonly contents: ContentStore | undefined;
 
-  constructor(private readonly options: WorkspaceWatchesOptions) {}
+  constructor(private readonly options: WorkspaceWatchesOptions) {
+    this.contents = options.keptContentBytes ? new ContentStore(options.keptContentBytes) : undefined;
+  }
 
   /** The watched workspace of `root`, opened (walked) on first use; `release` when the turn ends. */
   async acquire(root: string): Promise<{ workspace: WatchedWorkspace; release(): void }> {
@@ -88,7 +107,7 @@ export class WorkspaceWatches {
     let held = this.held.get(root);
     if (!held) {
       const entry: Held = { users: 0, opening: null as unknown as Promise<WatchedWorkspace> };
-      entry.opening = WorkspaceWatch.open(root, { maxEntries: this.options.maxEntries, maxWatchedDirectories: this.options.maxWatchedDirectories }).then((watch) => {
+      entry.opening = WorkspaceWatch.open(root, { maxEntries: this.options.maxEntries, maxWatchedDirectories: this.options.maxWatchedDirectories, contents: this.contents }).then((watch) => {
         entry.watch = watch;
         if (this.closed || this.held.get(root) !== entry) watch.close();
         return new WatchedWorkspace(watch);

@@ -10,6 +10,7 @@ import { isValidEventType } from '../../src/events/sse-frame.ts';
 import type { EventHub } from '../../src/runtime/event-hub.ts';
 
 /** The event names of SPEC.md §6 and CONTRACT.md §13, §18 and §19, all of which the catalogue declares. */
+/** The event names of SPEC.md §6 and CONTRACT.md §13, §19 and §20, all of which the catalogue declares. */
 const SPECIFIED = [
   'turn.queued', 'turn.started', 'agent.turn.started', 'turn.completed', 'turn.failed', 'turn.cancelled',
   'response.text.delta', 'response.reasoning.delta', 'turn.activity', 'warning', 'provider.limit', 'response.restarted',
@@ -21,6 +22,8 @@ const SPECIFIED = [
   'session.created', 'session.updated', 'session.deleted',
   // CONTRACT.md §18
   'turn.resumed',
+  // CONTRACT.md §20
+  'turn.reverted',
 ];
 
 async function openApi() {
@@ -33,9 +36,13 @@ describe('the event catalogue', () => {
     for (const type of EVENT_TYPES) assert.ok(isValidEventType(type), type);
   });
 
-  it('describes each type as a branch of EventEnvelope in /openapi.json, payload inline, 17 paths and 17 named schemas', async () => {
+  it('describes each type as a branch of EventEnvelope in /openapi.json, payload inline, 17 paths and 17 named schemas, extensions marked', async () => {
     const document = await openApi();
-    assert.equal(Object.keys(document.paths).length, 17);
+    const operations = (path: string) => Object.values(document.paths[path]) as any[];
+    const extensions = Object.keys(document.paths).filter((path) => operations(path).some((operation) => operation['x-agentd-extension'] === true));
+    assert.deepEqual(extensions, ['/v1/turns/{id}/revert'], 'CONTRACT.md §20: the one extension path');
+    assert.ok(operations('/v1/turns/{id}/revert').every((operation) => operation['x-agentd-extension'] === true));
+    assert.equal(Object.keys(document.paths).length - extensions.length, 17);
     assert.equal(Object.keys(document.components.schemas).length, 17);
     const branches: any[] = document.components.schemas.EventEnvelope.anyOf;
     assert.deepEqual(branches.map((branch) => branch.properties.type.const), EVENT_TYPES);

@@ -79,6 +79,8 @@ for (const backend of BACKENDS) {
       assert.equal((await client.resolveRequest({ path: { id: pending[0].id }, body: { decision: 'deny' } })).id, pending[0].id);
       const cancelled = await client.cancelTurn({ path: { id: waiting.id } });
       assert.equal(cancelled.status, 'cancelled');
+      // the denied call changed nothing: reverting the turn writes nothing back
+      assert.deepEqual(await client.revertTurn({ path: { id: waiting.id } }), { reverted: [] });
 
       const stream = await client.streamEvents({ query: { sessionId: session.id } });
       assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);

@@ -27,6 +27,7 @@ describe('documented statuses the fuzzer reached', () => {
     for (const [method, path, documented] of [
       ['DELETE', '/v1/sessions/00000000-0000-0000-0000-000000000000', '/v1/sessions/{id}'],
       ['POST', '/v1/turns/00000000-0000-0000-0000-000000000000/cancel', '/v1/turns/{id}/cancel'],
+      ['POST', '/v1/turns/00000000-0000-0000-0000-000000000000/revert', '/v1/turns/{id}/revert'],
     ]) {
       const answer = await server.request(method, path, { rawBody: body, headers: { 'content-type': 'application/json' } });
       assert.equal(answer.status, 413, `${method} ${path}`);

@@ -291,6 +291,16 @@ export type EventEnvelope = {
   };
 } | {
   id: number;
+  type: "turn.reverted";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: {
+    paths: string[];
+  };
+} | {
+  id: number;
   type: "turn.activity";
   turnId: string | null;
   sessionId: string | null;
@@ -778,6 +788,16 @@ export interface OperationTypes {
     body: never;
     response: Turn;
   };
+  /** Restore the files a turn changed to their content before it, if none changed since (no body) */
+  revertTurn: {
+    path: { id: string };
+    query: never;
+    body: never;
+    response: {
+      /** the paths written back or removed, relative to the session cwd */
+      reverted: string[];
+    };
+  };
   /** Projected child agents of a turn */
   getTurnAgents: {
     path: { id: string };
@@ -830,6 +850,7 @@ export const OPERATION_ROUTES = {
   getTurn: { method: 'GET', path: '/v1/turns/{id}', status: 200, body: false, stream: false },
   getTurnResult: { method: 'GET', path: '/v1/turns/{id}/result', status: 200, body: false, stream: false },
   cancelTurn: { method: 'POST', path: '/v1/turns/{id}/cancel', status: 200, body: false, stream: false },
+  revertTurn: { method: 'POST', path: '/v1/turns/{id}/revert', status: 200, body: false, stream: false },
   getTurnAgents: { method: 'GET', path: '/v1/turns/{id}/agents', status: 200, body: false, stream: false },
   listRequests: { method: 'GET', path: '/v1/requests', status: 200, body: false, stream: false },
   resolveRequest: { method: 'POST', path: '/v1/requests/{id}/resolve', status: 200, body: true, stream: false },

@@ -7,7 +7,8 @@
  * before-state and its latest after-state, so the receipt holds whatever order they end in.
  */
 import { MAX_FILE_CHANGES, type FileChange, type FileChanges } from '../../domain/file-changes.ts';
-import { sameEntry } from '../../workspace/tree-snapshot.ts';
+import { sameEntry, type EntryState } from '../../workspace/tree-snapshot.ts';
+import { MAX_REVERT_BYTES_PER_TURN, type FileVersion, type RevertEntry, type TurnRevertPlan } from '../../domain/turn-revert.ts';
 import { ChangeWindow, type WatchedWorkspace, type WorkspaceWatches } from '../../workspace/workspace-watches.ts';
 
 /** Beyond this many entries under the cwd the walk stops and the receipt says it is truncated. */
@@ -40,6 +41,35 @@ export class TurnReceipt {
     if (held) (await held.catch(() => null))?.release();
   }
 
+  /**
+   * What reverting the turn takes: every changed file's version before and after the turn, with the
+   * before-bytes; unavailable when one of them was not kept (larger than the store keeps, neither a
+   * regular file nor a symlink), the receipt is cut, or the before-bytes exceed the per-turn cap.
+   */
+  revertPlan(maxBytes = MAX_REVERT_BYTES_PER_TURN): TurnRevertPlan {
+    if (this.seen.truncated) return { available: false, reason: 'the turn changed more files than a receipt lists' };
+    const entries: RevertEntry[] = [];
+    const contents = new Map<string, Buffer>();
+    let bytes = 0;
+    for (const [name, was] of this.seen.before) {
+      const now = this.seen.after.get(name);
+      if (sameEntry(was, now)) continue;
+      const before = versionOf(was);
+      const after = versionOf(now);
+      if (before === undefined || after === undefined) return { available: false, reason: `${name} was not kept (larger than 1 MiB, not a regular file or symlink, or beyond the server's store)` };
+      if (before) {
+        const content = this.seen.contents.get(before.hash);
+        if (content === undefined) return { available: false, reason: `the earlier content of ${name} was not kept` };
+        if (!contents.has(before.hash)) bytes += content.length;
+        contents.set(before.hash, content);
+      }
+      entries.push({ path: name, before, after });
+    }
+    if (bytes > maxBytes) return { available: false, reason: `the turn's earlier contents take ${bytes} bytes, more than the ${maxBytes} kept per turn` };
+    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return { available: true, entries, contents };
+  }
+
   changes(): FileChanges {
     const changes: FileChange[] = [];
     for (const [name, was] of this.seen.before) {
@@ -51,4 +81,11 @@ export class TurnReceipt {
     changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     return { changes: changes.slice(0, MAX_FILE_CHANGES), changesTruncated: this.seen.truncated || changes.length > MAX_FILE_CHANGES };
   }
+}
+
+/** null: absent; undefined: present but its bytes are not known. */
+function versionOf(state: EntryState | undefined): FileVersion | null | undefined {
+  if (state === undefined) return null;
+  if (state.type === 'o' || state.hash === undefined) return undefined;
+  return { type: state.type, mode: state.mode & 0o7777, hash: state.hash };
 }

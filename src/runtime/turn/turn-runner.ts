@@ -1,5 +1,7 @@
 import { MAX_WATCHED_ENTRIES, TurnReceipt } from './turn-receipt.ts';
 import { WorkspaceWatches } from '../../workspace/workspace-watches.ts';
+import { DEFAULT_STORE_BYTES } from '../../workspace/content-store.ts';
+import { storeTurnRevert } from '../../store/turn-reverts.ts';
 import type { Logger } from 'pino';
 import { nowIso } from '../../domain/ids.ts';
 import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } from '../../domain/turn-lifecycle.ts';
@@ -111,7 +113,8 @@ export class TurnRunner {
   private readonly watches: WorkspaceWatches;
 
   constructor(private readonly deps: TurnRunnerDeps) {
-    this.watches = deps.watches ?? new WorkspaceWatches({ maxEntries: MAX_WATCHED_ENTRIES });
+    const keptContentBytes = deps.boundary.limits.revertHistory > 0 ? DEFAULT_STORE_BYTES : 0;
+    this.watches = deps.watches ?? new WorkspaceWatches({ maxEntries: MAX_WATCHED_ENTRIES, keptContentBytes });
     this.telemetry = deps.telemetry ?? NO_TELEMETRY;
     this.tenant = deps.boundary.id === DEFAULT_BOUNDARY_ID ? undefined : deps.boundary.id;
   }
@@ -410,7 +413,23 @@ export class TurnRunner {
     }
     if (ending.history.usage) this.telemetry.metrics.tokensUsed(ending.history.usage, this.tenant);
     if (retitled) await this.announceRetitled(session.id);
+    await this.keepRevert(turn);
     this.settle(turn, step);
+  }
+
+  /**
+   * Keeps what reverting the turn takes (--revert-history), before its end is announced, so a
+   * client may revert it on `turn.completed`. A turn whose revert cannot be kept can still end:
+   * reverting it answers revert_unavailable.
+   */
+  private async keepRevert(turn: ActiveTurn): Promise<void> {
+    const { boundary, logger } = this.deps;
+    const keep = boundary.limits.revertHistory;
+    if (!turn.receipt || keep === 0) return;
+    const key = { boundaryId: boundary.id, sessionId: turn.session.id, turnId: turn.record.id, createdAt: turn.record.createdAt };
+    await storeTurnRevert(boundary.db, key, turn.receipt.revertPlan(), keep).catch((error: unknown) => {
+      logger.warn({ err: error, turnId: turn.record.id }, 'could not keep what reverting the turn takes');
+    });
   }
 
   /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */

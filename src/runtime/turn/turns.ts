@@ -1,4 +1,5 @@
 import { ApiError } from '../../domain/errors.ts';
+import type { TurnReverts } from './turn-reverts.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
 import type { CreateTurnBody } from '../../api/schemas.ts';
 import * as turnsTable from '../../store/turns.ts';
@@ -27,7 +28,15 @@ export class TurnService {
     private readonly runner: TurnRunner,
     /** --cluster: a turn is stored with this instance's lease on it */
     private readonly leases: TurnLeases | null = null,
+    private readonly reverts: TurnReverts | null = null,
   ) {}
+
+  /** POST /v1/turns/:id/revert (CONTRACT.md §20). */
+  async revert(rawId: string): Promise<{ reverted: string[] }> {
+    const turn = await this.get(rawId);
+    if (!this.reverts) throw new ApiError('revert_unavailable', 'this server keeps no turn contents');
+    return this.reverts.revert(turn);
+  }
 
   /**
    * The child agents of a turn for GET /v1/turns/:id/agents; 409 once this process no longer holds
@@ -63,6 +72,7 @@ export class TurnService {
       if (raced) return this.replayIdempotent(raced, digest);
     }
     if (this.active.isBusy(session.id)) throw new ApiError('session_busy', 'the session has an active turn');
+    if (this.reverts?.isReverting(session.id)) throw new ApiError('session_busy', 'a turn of the session is being reverted');
     const id = uuidv7();
     const text = { input: body.input, userText: body.input };
     const record: TurnRecord = {

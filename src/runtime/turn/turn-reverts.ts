@@ -1,0 +1,61 @@
+/**
+ * POST /v1/turns/:id/revert (CONTRACT.md §20): the turn's kept revert (store/turn-reverts.ts)
+ * written back where the boundary's tools write (exec/revert-through-executor.ts), refused while
+ * a turn of the session is active, announced as `turn.reverted`.
+ */
+import { ApiError } from '../../domain/errors.ts';
+import { findSession } from '../../store/sessions.ts';
+import { findTurnRevert, markTurnReverted, readRevertContents } from '../../store/turn-reverts.ts';
+import { revertThroughExecutor, RevertTooLarge } from '../../exec/revert-through-executor.ts';
+import type { Boundary } from '../boundary.ts';
+import type { EventHub } from '../event-hub.ts';
+import type { TurnRecord } from '../../domain/turn.ts';
+
+export interface TurnRevertDeps {
+  boundary: Boundary;
+  hub: EventHub;
+  /** a turn of the session is queued, running or waiting (a new one cannot start during a revert) */
+  sessionBusy(sessionId: string): boolean;
+}
+
+export class TurnReverts {
+  /** sessions with a revert under way: a new turn there is refused as busy */
+  private readonly reverting = new Set<string>();
+
+  constructor(private readonly deps: TurnRevertDeps) {}
+
+  isReverting(sessionId: string): boolean {
+    return this.reverting.has(sessionId);
+  }
+
+  async revert(turn: TurnRecord): Promise<{ reverted: string[] }> {
+    const { boundary, hub } = this.deps;
+    if (this.deps.sessionBusy(turn.sessionId) || this.reverting.has(turn.sessionId)) throw new ApiError('session_busy', 'the session has an active turn');
+    this.reverting.add(turn.sessionId);
+    try {
+      const kept = await findTurnRevert(boundary.db, boundary.id, turn.id);
+      if (!kept) {
+        throw new ApiError('revert_unavailable', `the turn's earlier file contents are not kept: only the latest ${boundary.limits.revertHistory} turns of a session can be reverted (--revert-history)`);
+      }
+      if (kept.status === 'unavailable') throw new ApiError('revert_unavailable', `the turn cannot be reverted: ${kept.reason}`);
+      const paths = kept.entries.map((entry) => entry.path);
+      if (kept.status === 'reverted') throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
+      const session = await findSession(boundary.db, boundary.id, turn.sessionId);
+      if (!session) throw new ApiError('turn_not_found', 'no such turn');
+      const contents = Object.fromEntries([...(await readRevertContents(boundary.db, turn.id))].map(([hash, bytes]) => [hash, bytes.toString('base64')]));
+      let outcome;
+      try {
+        outcome = await revertThroughExecutor(boundary.tools, session.cwd, { entries: kept.entries, contents });
+      } catch (error) {
+        if (error instanceof RevertTooLarge) throw new ApiError('revert_unavailable', error.message);
+        throw error;
+      }
+      if (!outcome.ok) throw new ApiError('revert_conflict', 'files of the turn changed since; nothing was reverted', { paths: outcome.conflicts });
+      if (!(await markTurnReverted(boundary.db, turn.id))) throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
+      hub.emit('turn.reverted', turn.sessionId, turn.id, { paths: outcome.reverted });
+      return { reverted: outcome.reverted };
+    } finally {
+      this.reverting.delete(turn.sessionId);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * What reverting a turn needs, kept per turn (CONTRACT.md §20, migration 0009_turn_reverts): its
+ * entries and status, and the before-bytes once per hash, shared by every turn that needs them.
+ * Only the latest `keep` turns of a session are kept (--revert-history); older ones, their rows and
+ * the bytes no kept turn needs any more are deleted as each new turn is stored.
+ */
+import type { Db } from './database.ts';
+import type { RevertEntry, TurnRevertPlan } from '../domain/turn-revert.ts';
+import { writingSessionRow } from './sessions.ts';
+
+export type StoredRevert =
+  | { status: 'available' | 'reverted'; sessionId: string; entries: RevertEntry[] }
+  | { status: 'unavailable'; sessionId: string; reason: string };
+
+export interface TurnRevertKey {
+  boundaryId: string;
+  sessionId: string;
+  turnId: string;
+  createdAt: string;
+}
+
+/** Stores a finished turn's revert, then lets go of the session's turns beyond the latest `keep`; one transaction. */
+export async function storeTurnRevert(db: Db, key: TurnRevertKey, plan: TurnRevertPlan, keep: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const entries = plan.available ? plan.entries : [];
+    await trx
+      .insertInto('turn_reverts')
+      .values({ turn_id: key.turnId, boundary_id: key.boundaryId, session_id: key.sessionId, created_at: key.createdAt, status: plan.available ? 'available' : 'unavailable', reason: plan.available ? null : plan.reason, entries: JSON.stringify(entries) })
+      .execute();
+    if (plan.available) {
+      for (const [hash, content] of plan.contents) {
+        await trx.insertInto('revert_contents').values({ hash, content: content.toString('base64') }).onConflict((conflict) => conflict.column('hash').doNothing()).execute();
+        await trx.insertInto('turn_revert_contents').values({ turn_id: key.turnId, hash }).execute();
+      }
+    }
+    const older = await trx
+      .selectFrom('turn_reverts')
+      .select('turn_id')
+      .where('session_id', '=', key.sessionId)
+      .orderBy('created_at', 'desc')
+      .orderBy('turn_id', 'desc')
+      .offset(keep)
+      .limit(1_000_000)
+      .execute();
+    await forgetTurns(trx, older.map((row) => row.turn_id));
+  });
+}
+
+export async function findTurnRevert(db: Db, boundaryId: string, turnId: string): Promise<StoredRevert | null> {
+  const row = await db.selectFrom('turn_reverts').selectAll().where('boundary_id', '=', boundaryId).where('turn_id', '=', turnId).executeTakeFirst();
+  if (!row) return null;
+  if (row.status === 'unavailable') return { status: 'unavailable', sessionId: row.session_id, reason: row.reason ?? 'not kept' };
+  return { status: row.status === 'reverted' ? 'reverted' : 'available', sessionId: row.session_id, entries: JSON.parse(row.entries) as RevertEntry[] };
+}
+
+/** The before-bytes of a kept turn, by hash. */
+export async function readRevertContents(db: Db, turnId: string): Promise<Map<string, Buffer>> {
+  const rows = await db
+    .selectFrom('turn_revert_contents')
+    .innerJoin('revert_contents', 'revert_contents.hash', 'turn_revert_contents.hash')
+    .select(['revert_contents.hash', 'revert_contents.content'])
+    .where('turn_revert_contents.turn_id', '=', turnId)
+    .execute();
+  return new Map(rows.map((row) => [row.hash, Buffer.from(row.content, 'base64')]));
+}
+
+/** Marks a kept turn reverted; false when another revert did first. Its bytes are no longer needed. */
+export async function markTurnReverted(db: Db, turnId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx.updateTable('turn_reverts').set({ status: 'reverted' }).where('turn_id', '=', turnId).where('status', '=', 'available').executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await dropContentsOf(trx, [turnId]);
+    return true;
+  });
+}
+
+/** A deleted session's reverts and the bytes only they needed (joins the caller's transaction). */
+export async function forgetSessionReverts(db: Db, sessionId: string): Promise<void> {
+  const rows = await db.selectFrom('turn_reverts').select('turn_id').where('session_id', '=', sessionId).execute();
+  await forgetTurns(db, rows.map((row) => row.turn_id));
+}
+
+async function forgetTurns(db: Db, turnIds: string[]): Promise<void> {
+  if (turnIds.length === 0) return;
+  await dropContentsOf(db, turnIds);
+  await db.deleteFrom('turn_reverts').where('turn_id', 'in', turnIds).execute();
+}
+
+async function dropContentsOf(db: Db, turnIds: string[]): Promise<void> {
+  const hashes = (await db.selectFrom('turn_revert_contents').select('hash').where('turn_id', 'in', turnIds).execute()).map((row) => row.hash);
+  await db.deleteFrom('turn_revert_contents').where('turn_id', 'in', turnIds).execute();
+  if (hashes.length === 0) return;
+  const stillUsed = db.selectFrom('turn_revert_contents').select('hash').where('hash', 'in', hashes);
+  await db.deleteFrom('revert_contents').where('hash', 'in', hashes).where('hash', 'not in', stillUsed).execute();
+}
+
