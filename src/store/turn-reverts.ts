@@ -6,7 +6,6 @@
  */
 import type { Db } from './database.ts';
 import type { RevertEntry, TurnRevertPlan } from '../domain/turn-revert.ts';
-import { writingSessionRow } from './sessions.ts';
 
 export type StoredRevert =
   | { status: 'available' | 'reverted'; sessionId: string; entries: RevertEntry[] }
