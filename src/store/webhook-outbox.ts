@@ -16,26 +16,27 @@ export async function insertOutboxRows(db: Db, rows: readonly OutboxRow[]): Prom
   if (rows.length > 0) await db.insertInto('webhook_outbox').values([...rows]).execute();
 }
 
-/** Rows due at `now`, the longest-waiting first. */
-export async function dueOutboxRows(db: Db, now: number, limit: number): Promise<OutboxRow[]> {
-  return db.selectFrom('webhook_outbox').selectAll().where('next_attempt_at', '<=', now).orderBy('next_attempt_at').orderBy('id').limit(limit).execute();
+/**
+ * Claims up to `limit` rows due at `now` (the longest-waiting first) for one attempt each, until
+ * `until`, in one statement, and answers them as they were before the claim. The outer condition
+ * is checked again on a row another instance claimed meanwhile (PostgreSQL re-reads a row an
+ * update waited for), so no row is claimed twice.
+ */
+export async function claimDueOutboxRows(db: Db, now: number, until: number, limit: number): Promise<OutboxRow[]> {
+  const claimed = await db
+    .updateTable('webhook_outbox')
+    .set({ next_attempt_at: until })
+    .where('next_attempt_at', '<=', now)
+    .where('id', 'in', (eb) => eb.selectFrom('webhook_outbox').select('id').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').orderBy('id').limit(limit))
+    .returningAll()
+    .execute();
+  return claimed.sort((a, b) => a.created_at - b.created_at);
 }
 
 /** When the next row falls due, or null with none owed. */
 export async function nextOutboxDue(db: Db): Promise<number | null> {
   const row = await db.selectFrom('webhook_outbox').select((eb) => eb.fn.min('next_attempt_at').as('due')).executeTakeFirst();
   return row?.due === null || row?.due === undefined ? null : Number(row.due);
-}
-
-/** Takes the row for one attempt, until `until`; false when another claim (or instance) got it first. */
-export async function claimOutboxRow(db: Db, row: OutboxRow, until: number): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_outbox')
-    .set({ next_attempt_at: until })
-    .where('id', '=', row.id)
-    .where('next_attempt_at', '=', row.next_attempt_at)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
 }
 
 export async function deleteOutboxRow(db: Db, id: string): Promise<void> {

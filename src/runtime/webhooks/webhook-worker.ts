@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
-import { claimOutboxRow, deleteOutboxRow, deleteOutboxRowsNotFor, dueOutboxRows, nextOutboxDue, releaseOutboxRows, rescheduleOutboxRow, type OutboxRow } from '../../store/webhook-outbox.ts';
+import { claimDueOutboxRows, deleteOutboxRow, deleteOutboxRowsNotFor, nextOutboxDue, releaseOutboxRows, rescheduleOutboxRow, type OutboxRow } from '../../store/webhook-outbox.ts';
 import type { MetricsRecorder } from '../../telemetry/recorder.ts';
 import { GIVE_UP_AFTER_MS, retryDelayMs } from './retry-schedule.ts';
 import { DELIVERY_TIMEOUT_MS, type DeliveryResult, type WebhookSender } from './webhook-sender.ts';
@@ -110,10 +110,7 @@ export class WebhookWorker {
       const free = this.deps.sender.freeSlots;
       if (free > 0) {
         const now = this.now();
-        for (const row of await dueOutboxRows(this.deps.db, now, free)) {
-          if (this.stopped || this.deps.sender.freeSlots === 0) break;
-          if (await claimOutboxRow(this.deps.db, row, now + CLAIM_MS)) this.track(this.deliver(row));
-        }
+        for (const row of await claimDueOutboxRows(this.deps.db, now, now + CLAIM_MS, free)) this.track(this.deliver(row));
       }
       const due = await nextOutboxDue(this.deps.db);
       this.owed = due !== null;
