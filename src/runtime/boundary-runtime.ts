@@ -70,6 +70,7 @@ export class BoundaryRuntime {
     this.logger = logger;
     const activeTurns = new ActiveTurns(boundary.cluster ? (turn) => shareAgentsView(boundary.db, turn, logger) : undefined);
     this.activeTurns = activeTurns;
+    hub.fenceWith((turnId) => activeTurns.get(turnId)?.record.attempt);
     // Repository work and attachment clean-up run where the boundary's tools run (CONTRACT.md §17).
     const commands = workspaceCommands(boundary.tools, boundary.workspaceRoots);
     this.setups = new RepositorySetups(hub, logger, commands);

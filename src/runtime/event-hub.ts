@@ -5,7 +5,7 @@ import { EventLog, type EventRecord } from '../events/event-log.ts';
 import type { EventData, EventType, TextEventType } from '../api/events.ts';
 import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
-import { EventRelay } from './event-relay.ts';
+import { EventRelay, type AttemptOf } from './event-relay.ts';
 import type { Doorbell } from '../store/doorbell.ts';
 
 /** --cluster: the events go through the cluster's shared stream (event-relay.ts) */
@@ -66,6 +66,11 @@ export class EventHub {
   /** A text-bearing event (deltas, activity, warnings): text bounded at 16,383 characters. */
   emitText(type: TextEventType, sessionId: string | null, turnId: string | null, text: string): void {
     this.emit(type, sessionId, turnId, boundEventText(text));
+  }
+
+  /** --cluster: events of a turn this instance holds are fenced by the attempt it holds it at (event-relay.ts). */
+  fenceWith(attemptOf: AttemptOf): void {
+    this.relay?.fenceWith(attemptOf);
   }
 
   /** Before a subscriber resumes after `lastEventId`: in a cluster, the log first reads up to it if it was published elsewhere. */

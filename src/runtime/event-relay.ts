@@ -36,6 +36,9 @@ export interface RelayOptions {
   logger: Logger;
 }
 
+/** The attempt at which this instance holds a turn; undefined when it holds none (its events are not fenced). */
+export type AttemptOf = (turnId: string) => number | undefined;
+
 export class EventRelay {
   private pending: EventDraft[] = [];
   private storing: Promise<void> | null = null;
@@ -46,6 +49,7 @@ export class EventRelay {
   private readonly poll: NodeJS.Timeout;
   private readonly listener: DoorbellListener | null;
   private readonly ringer: DoorbellRinger | null;
+  private attemptOf: AttemptOf = () => undefined;
 
   private constructor(private readonly options: RelayOptions) {
     const { doorbell, instanceId } = options;
@@ -64,6 +68,11 @@ export class EventRelay {
     return new EventRelay({ ...options, log });
   }
 
+  /** From now on each event of a turn this instance holds is stored only while the turn is at the attempt held when it was published. */
+  fenceWith(attemptOf: AttemptOf): void {
+    this.attemptOf = attemptOf;
+  }
+
   get log(): EventLog {
     return this.options.log;
   }
@@ -71,7 +80,10 @@ export class EventRelay {
   /** Queues an event for the shared stream; it reaches the subscribers once stored. Throws, as append does, on what cannot be an event. */
   publish(type: string, fields: EventFields): EventRecord {
     if (!isValidEventType(type)) throw new TypeError(`invalid event type ${JSON.stringify(type)}`);
-    const draft: EventDraft = { type, sessionId: fields.sessionId ?? null, turnId: fields.turnId ?? null, at: new Date().toISOString(), data: JSON.stringify(fields.data ?? {}) };
+    const turnId = fields.turnId ?? null;
+    const draft: EventDraft = { type, sessionId: fields.sessionId ?? null, turnId, at: new Date().toISOString(), data: JSON.stringify(fields.data ?? {}) };
+    const attempt = turnId === null ? undefined : this.attemptOf(turnId);
+    if (attempt !== undefined) draft.attempt = attempt;
     this.pending.push(draft);
     this.storing ??= this.store();
     // numbered when stored: 0 until then
@@ -101,9 +113,9 @@ export class EventRelay {
     await new Promise((resolve) => setImmediate(resolve));
     while (this.pending.length > 0) {
       const batch = this.pending.slice(0, BATCH);
-      let firstId: number;
+      let result: Awaited<ReturnType<typeof storeEvents>>;
       try {
-        firstId = await storeEvents(this.options.db, this.options.boundaryId, batch, this.options.replayLimit);
+        result = await storeEvents(this.options.db, this.options.boundaryId, batch, this.options.replayLimit);
       } catch (error) {
         if (this.closing) {
           this.options.logger.error({ err: error, lost: this.pending.length }, 'could not store the last events for the cluster');
@@ -115,9 +127,12 @@ export class EventRelay {
         continue;
       }
       this.pending.splice(0, batch.length);
+      const { firstId, stored } = result;
+      if (stored.length < batch.length) this.options.logger.warn({ refused: batch.length - stored.length }, 'events of a turn taken over by another instance were not stored');
+      if (firstId === null) continue;
       this.ringer?.ring();
       if (firstId === this.log.newestId + 1 && this.reading === null) {
-        batch.forEach((draft, index) => this.log.appendRecord(recordOf(firstId + index, draft)));
+        stored.forEach((draft, index) => this.log.appendRecord(recordOf(firstId + index, draft)));
       } else void this.read();
     }
     this.storing = null;

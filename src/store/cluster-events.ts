@@ -18,6 +18,8 @@ export interface EventDraft {
   turnId: string | null;
   at: string;
   data: string;
+  /** the attempt of `turnId` its publisher held the turn at: stored only while the turn is still at it */
+  attempt?: number;
 }
 
 /** A stored event, numbered: the shape of events/event-record.ts's StoredEvent. */
@@ -40,27 +42,48 @@ export async function ensureEventCounter(db: Db, boundaryId: string): Promise<vo
 
 /**
  * Numbers and stores these events in one transaction, and drops those that left the window of the
- * newest `window` events. Answers the id of the first.
+ * newest `window` events. An event that names the attempt of its turn is fenced like the turn's
+ * other writes: if the turn was taken over (another attempt), it is left out. Answers the events
+ * stored, in order, and the id of the first (null when none was).
  */
-export async function storeEvents(db: Db, boundaryId: string, drafts: readonly EventDraft[], window: number): Promise<number> {
+export async function storeEvents(db: Db, boundaryId: string, drafts: readonly EventDraft[], window: number): Promise<{ firstId: number | null; stored: EventDraft[] }> {
   return db.transaction().execute(async (trx) => {
-    const { event_id_ceiling: lastId } = await trx
-      .updateTable('boundaries')
-      .set({ event_id_ceiling: sql`event_id_ceiling + ${drafts.length}` })
-      .where('id', '=', boundaryId)
-      .returning('event_id_ceiling')
-      .executeTakeFirstOrThrow();
-    const firstId = lastId - drafts.length + 1;
-    await trx
-      .insertInto('events')
-      .values(drafts.map((draft, index) => ({ boundary_id: boundaryId, id: firstId + index, type: draft.type, session_id: draft.sessionId, turn_id: draft.turnId, at: draft.at, data: draft.data })))
-      .execute();
-    const step = Math.min(PRUNE_STEP, window);
-    if (Math.floor(lastId / step) !== Math.floor((firstId - 1) / step)) {
-      await trx.deleteFrom('events').where('boundary_id', '=', boundaryId).where('id', '<=', lastId - window).execute();
-    }
-    return firstId;
+    const stored = await currentDrafts(trx, drafts);
+    if (stored.length === 0) return { firstId: null, stored };
+    return { firstId: await numberAndInsert(trx, boundaryId, stored, window), stored };
   });
+}
+
+/**
+ * The drafts whose turn is still at the attempt they name (or that name none). The turns' rows are
+ * read FOR SHARE: a takeover's update of one waits for this transaction, so no event of the old
+ * attempt commits after the new attempt does.
+ */
+async function currentDrafts(trx: Db, drafts: readonly EventDraft[]): Promise<EventDraft[]> {
+  const fenced = [...new Set(drafts.filter((draft) => draft.attempt !== undefined).map((draft) => draft.turnId!))];
+  if (fenced.length === 0) return [...drafts];
+  const rows = await trx.selectFrom('turns').select(['id', 'attempt']).where('id', 'in', fenced).forShare().execute();
+  const attempts = new Map(rows.map((row) => [row.id, row.attempt]));
+  return drafts.filter((draft) => draft.attempt === undefined || attempts.get(draft.turnId!) === draft.attempt);
+}
+
+async function numberAndInsert(trx: Db, boundaryId: string, drafts: readonly EventDraft[], window: number): Promise<number> {
+  const { event_id_ceiling: lastId } = await trx
+    .updateTable('boundaries')
+    .set({ event_id_ceiling: sql`event_id_ceiling + ${drafts.length}` })
+    .where('id', '=', boundaryId)
+    .returning('event_id_ceiling')
+    .executeTakeFirstOrThrow();
+  const firstId = lastId - drafts.length + 1;
+  await trx
+    .insertInto('events')
+    .values(drafts.map((draft, index) => ({ boundary_id: boundaryId, id: firstId + index, type: draft.type, session_id: draft.sessionId, turn_id: draft.turnId, at: draft.at, data: draft.data })))
+    .execute();
+  const step = Math.min(PRUNE_STEP, window);
+  if (Math.floor(lastId / step) !== Math.floor((firstId - 1) / step)) {
+    await trx.deleteFrom('events').where('boundary_id', '=', boundaryId).where('id', '<=', lastId - window).execute();
+  }
+  return firstId;
 }
 
 /** The stored events after `afterId`, oldest first, at most `limit`. */
