@@ -52,7 +52,24 @@ export interface AgentLoopOptions {
   persist?: (step: RecordedStep) => Promise<void>;
   /** the steps a former owner of the turn recorded: the loop goes on after them, asking nothing again */
   resumeFrom?: readonly RecordedStep[];
+  /** input a client steered into the turn (CONTRACT.md §19); the main agent's loop only */
+  steering?: SteeringInbox;
 }
+
+/**
+ * Steered input waiting for the loop. What `take` gives is shown to the model in the next request;
+ * the loop ends only through `closeUnlessPending` or `close`, so nothing accepted is left unshown.
+ */
+export interface SteeringInbox {
+  /** the messages that arrived since the last take, oldest first */
+  take(): CanonicalItem[];
+  /** the loop would end: closes the inbox when nothing waits (true), else leaves it open (false) */
+  closeUnlessPending(): boolean;
+  /** closes the inbox whatever waits, and gives what waited */
+  close(): CanonicalItem[];
+}
+
+const NO_STEERING: SteeringInbox = { take: () => [], closeUnlessPending: () => true, close: () => [] };
 
 export interface AgentLoopResult {
   /** new canonical items of this turn: the user message, model outputs and tool outputs */
@@ -102,7 +119,7 @@ export const DEFAULT_TOOL_CONCURRENCY = 4;
 
 /**
  * Model step, tool calls, tool outputs, next step… until the model answers without calling a tool
- * or the step limit is reached. The whole canonical context is replayed each step (stateless).
+ * and no steered input waits, or the step limit is reached. The whole canonical context is replayed each step (stateless).
  */
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   const items: CanonicalItem[] = [options.userItem];
@@ -115,6 +132,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   let completedSteps = 0;
   /** items[0, persisted) are durable (options.persist) */
   let persisted = 0;
+  const steering = options.steering ?? NO_STEERING;
+  /** the request made past the step limit for steered input: the loop ends after it */
+  let lastRequest = false;
   const persist = async (modelStep: RecordedModelStep | null) => {
     if (!options.persist) return;
     await options.persist({ items: items.slice(persisted), modelStep });
@@ -149,10 +169,17 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       if (unanswered.length > 0) await runCalls(unanswered);
       else if (lastStep && options.resumeFrom.at(-1)!.modelStep !== null && callsOf(lastStep.items, lastStep.step.completion).length === 0) {
         // the answer was recorded, the turn's end was not: it ends on that answer
-        return finish(lastStep.step.completion);
+        if (steering.closeUnlessPending()) return finish(lastStep.step.completion);
       }
     }
-    while (steps < options.maxSteps) {
+    for (;;) {
+      // At the step limit, input steered in still gets its one request: the last.
+      if (steps >= options.maxSteps) {
+        const waiting = steering.close();
+        if (waiting.length === 0) return finish({ status: 'incomplete', reason: 'step_limit' });
+        items.push(...waiting);
+        lastRequest = true;
+      } else items.push(...steering.take());
       steps++;
       const step = await runModelStep(
         options.adapter,
@@ -179,11 +206,13 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       const calls = callsOf(step.items, step.completion);
       options.stepCompleted?.(assistantTextOf(step.items), calls.length);
       if (calls.length === 0) {
-        return finish(step.completion);
+        // Input steered in during this request is answered by one more.
+        if (lastRequest || steering.closeUnlessPending()) return finish(step.completion);
+        continue;
       }
       await runCalls(calls);
+      if (lastRequest) return finish({ status: 'incomplete', reason: 'step_limit' });
     }
-    return finish({ status: 'incomplete', reason: 'step_limit' });
   } catch (error) {
     const last = lastStep?.step;
     const progress: LoopProgress = { usage, lastRequestUsage: last?.usage ?? null, completedSteps, apiDurationMs, reportedModel: last?.model ?? null, stopReason: last?.stopReason ?? null };

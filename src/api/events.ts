@@ -51,6 +51,7 @@ export const EVENT_CATALOGUE = {
     }),
   },
   'turn.reverted': { sent: 'a revert (POST /v1/turns/:id/revert) wrote the turn\'s files back', data: Type.Object({ paths: Type.Array(Type.String()) }) },
+  'turn.steered': { sent: 'input steered into the turn (CreateTurn with steer) waits for its next model request', data: BoundedText },
   'turn.activity': { sent: 'a line of progress for the turn (declared; not sent yet)', data: BoundedText },
   'agent.turn.started': { sent: 'the agent loop of the turn starts', data: Nothing },
   'agent.turn.finished': {

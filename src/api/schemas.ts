@@ -113,7 +113,12 @@ export const CreateTurn = Type.Object(
     input: Type.String(),
     clientRequestId: Type.Optional(Uuid),
     images: Type.Optional(Type.Array(ImageAttachment)),
-    files: Type.Optional(Type.Array(FileAttachment)),
+    files: Type.Optional(Type.Array(FileAttachment, { description: 'not with steer' })),
+    steer: Type.Optional(
+      Type.Boolean({
+        description: "join the session's active turn (queued, running or waiting): the model gets the input before the turn's next request; with no active turn, an ordinary queued turn",
+      }),
+    ),
   },
   { title: 'CreateTurn', additionalProperties: false },
 );
@@ -132,6 +137,11 @@ export const Turn = Type.Object(
     userText: Type.String({ description: 'the user message as written into history, bounded alike' }),
     inputTruncated: Type.Boolean({ description: 'true when input or userText was cut; the durable record keeps the whole text' }),
     attempt: Type.Integer({ minimum: 1, description: '1 for the first owner, +1 each time another instance of a cluster took the turn over (docs/CLUSTER.md)' }),
+    delivery: Type.Optional(
+      Type.Union([Type.Literal('queued'), Type.Literal('steered')], {
+        description: 'only on CreateTurn answers: queued (a turn of its own) or steered (the input joined this active turn)',
+      }),
+    ),
   },
   { title: 'Turn' },
 );

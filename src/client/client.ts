@@ -9,6 +9,11 @@ export interface AgentdClient extends OperationMethods {
   events(options?: EventsOptions): EventSubscription;
   /** createTurn with a kept clientRequestId, retried after a lost response */
   submitTurn(sessionId: string, turn: CreateTurn | string, options?: SubmitTurnOptions): Promise<Turn>;
+  /**
+   * submitTurn with `steer`: the input joins the session's active turn, before its next model
+   * request (`delivery: "steered"`), or is a turn of its own when none is active (`"queued"`)
+   */
+  steerTurn(sessionId: string, turn: CreateTurn | string, options?: SubmitTurnOptions): Promise<Turn>;
   /** the TurnResult once the turn is terminal (events, with polling as the fallback) */
   waitForTurn(turnId: string, options?: WaitForTurnOptions): Promise<TurnResult>;
 }
@@ -22,6 +27,7 @@ export function createClient(options: ClientOptions): AgentdClient {
     baseUrl: transport.baseUrl,
     events: (eventsOptions) => subscribeToEvents(transport, eventsOptions),
     submitTurn: (sessionId, turn, submitOptions) => submitTurn(methods, sessionId, turn, submitOptions),
+    steerTurn: (sessionId, turn, submitOptions) => submitTurn(methods, sessionId, { ...(typeof turn === 'string' ? { input: turn } : turn), steer: true }, submitOptions),
     waitForTurn: (turnId, waitOptions) => waitForTurn(methods, transport, turnId, waitOptions),
   };
 }

@@ -111,7 +111,8 @@ export function createHandlers(context: HandlerContext) {
     createTurn: async (request: RequestOf<{ body: CreateTurnBody }>, reply) => {
       const { turns } = await context.runtimeFor(request, reply);
       // the request's span (a client's W3C traceparent continued) becomes the parent of the turn's
-      return toTurnDto(await turns.submit(request.params.id, request.body, requestTraceParent(request)));
+      const admission = await turns.submit(request.params.id, request.body, requestTraceParent(request));
+      return { ...toTurnDto(admission.turn), delivery: admission.delivery };
     },
     listTurns: async (request: RequestOf<{ query: ListTurnsQuery }>, reply) => {
       const { turns } = await context.runtimeFor(request, reply);

@@ -83,7 +83,7 @@ export class BoundaryRuntime {
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
     const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
-    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, this.leases, reverts);
+    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, this.leases, reverts);
     if (this.leases) {
       const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
       this.leases.resumeWith((taken) => resumption.resume(taken));

@@ -19,7 +19,7 @@ const SPECIFIED = [
   'agent.output', 'agent.finished', 'request.created', 'request.resolved', 'session.setup.started',
   'session.setup.completed', 'session.setup.step', 'session.setup.failed',
   // CONTRACT.md §19
-  'session.created', 'session.updated', 'session.deleted',
+  'session.created', 'session.updated', 'session.deleted', 'turn.steered',
   // CONTRACT.md §18
   'turn.resumed',
   // CONTRACT.md §20

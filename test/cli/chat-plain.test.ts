@@ -68,6 +68,31 @@ describe('agentd chat without a terminal, on an embedded server', () => {
     for (const text of ['first question', 'answered by responses', 'second question']) assert.ok(sent.includes(text), text);
   });
 
+  it('/steer typed while a turn runs reaches that turn: the model gets the words in its next request', async () => {
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'slow-first-byte', delayMs: 1500, text: 'first answer' }, { kind: 'reply', text: 'answer with the steer' });
+    const [command, ...rest] = chatCommand(['--models-file', modelsFile, '--state-dir', stateDir]);
+    const child = spawn(command, rest, { cwd: workspace, env: { PATH: process.env.PATH, HOME: workspace }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdin.write('a long question\n');
+    await fake.waitForRequests(before + 1, 20_000);
+    child.stdin.end('/steer mind the edge cases\n');
+    const code = await exited;
+    clearTimeout(timer);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /↳ steered into the running turn: mind the edge cases/);
+    assert.match(stdout, /answer with the steer/);
+    const requests = fake.requests.slice(before);
+    assert.equal(requests.length, 2, 'one turn: its request in flight, then one more for the steer');
+    assert.ok(!JSON.stringify(requests[0].body).includes('mind the edge cases'));
+    assert.equal(JSON.stringify(requests[1].body).split('mind the edge cases').length - 1, 1);
+  });
+
   it('refuses server options together with --url, with exit code 2', async () => {
     const { code, stderr } = await runPiped(['--url', 'http://127.0.0.1:9', '--models-file', modelsFile], workspace, []);
     assert.equal(code, 2);

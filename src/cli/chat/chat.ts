@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type EventSubscription, type HumanRequest, type Session, type StreamItem } from '../../client/index.ts';
-import { COMMANDS_HELP, runCommand, type CommandContext } from './commands.ts';
+import { COMMANDS_HELP, runCommand, steerWords, type CommandContext } from './commands.ts';
 import { ChatOutput, type RequestChoice } from './render.ts';
 import { SessionPicker, type PickerKey } from './session-picker.ts';
 import { showRecentTurns } from './sessions.ts';
@@ -73,6 +73,10 @@ export class Chat {
   private readonly finishedTurns = new Map<string, { status: string; error: string | null }>();
   private inputEnded = false;
   private busy = false;
+  /** steers sent and not answered yet: nothing new is submitted meanwhile */
+  private steering = 0;
+  /** a steer that came too late for its turn became this turn of its own: the next to follow */
+  private steeredTurnId: string | null = null;
   private connectionLost = false;
   private finished = false;
   /** aborted when the chat ends: a submit still retrying gives up */
@@ -136,6 +140,8 @@ export class Chat {
     const typedAside = this.active !== null || this.busy;
     this.screen.closeInput();
     if (line.trim() === '') return typedAside ? undefined : this.prompt();
+    const words = steerWords(line);
+    if (words && this.active?.id && this.session) return void this.steer(this.session, words);
     this.queue.push({ text: line, typedAside });
     this.status.input('', this.queue.length);
     void this.pump();
@@ -144,7 +150,8 @@ export class Chat {
   /** Takes the next queued line when nothing runs. */
   private async pump(): Promise<void> {
     if (this.finished) return;
-    if (this.busy || this.active || this.pending || this.picker) {
+    if (this.steeredTurnId && !this.active) return this.follow(this.steeredTurnId);
+    if (this.busy || this.active || this.pending || this.picker || this.steering > 0) {
       if (this.inputEnded && this.pending && !this.lines.terminal) {
         this.output.error('input ended while a request waits for an answer');
         this.finish(1);
@@ -191,6 +198,37 @@ export class Chat {
     if (active.cancelRequested) void this.cancel(active.id);
     const finished = this.finishedTurns.get(active.id);
     if (finished) this.turnEnded(active.id, finished.status, finished.error);
+  }
+
+  /**
+   * `/steer words` while a turn runs: sent at once with `steer` (CONTRACT.md §19), so the model
+   * gets the words before its next request. When the turn ended first, the server made them a turn
+   * of its own, which the chat follows once the running one is over.
+   */
+  private async steer(session: Session, words: string): Promise<void> {
+    this.steering++;
+    try {
+      const turn = await this.client.submitTurn(session.id, { input: words, steer: true }, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
+      if (turn.delivery === 'steered') this.output.notice(`↳ steered into the running turn: ${words}`);
+      else {
+        this.output.notice(`↳ the turn had ended; sent as a turn of its own: ${words}`);
+        this.steeredTurnId = turn.id;
+      }
+    } catch (error) {
+      this.output.error(describeError(error));
+    } finally {
+      this.steering--;
+    }
+    void this.pump();
+  }
+
+  /** Makes a turn the chat did not submit itself (a late steer's) the one it shows. */
+  private follow(turnId: string): void {
+    this.steeredTurnId = null;
+    this.active = { id: turnId, cancelRequested: false, shown: false };
+    this.status.start();
+    const finished = this.finishedTurns.get(turnId);
+    if (finished) this.turnEnded(turnId, finished.status, finished.error);
   }
 
   /** The chat's session; a new one (in the chat's directory) at the first prompt. */

@@ -22,7 +22,13 @@ export interface CommandContext {
   quit(): void;
 }
 
-export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID] · /compact · /clear · /quit';
+export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID] · /steer WORDS · /compact · /clear · /quit';
+
+/** `/steer words` → the words; null for any other line. */
+export function steerWords(line: string): string | null {
+  const match = /^\/steer(?:\s+([\s\S]*))?$/.exec(line.trim());
+  return match ? (match[1] ?? '').trim() : null;
+}
 
 /**
  * Runs `/name args`. /compact and /clear are turns the server understands; /model with an id
@@ -38,6 +44,11 @@ export async function runCommand(line: string, context: CommandContext): Promise
     case '/compact':
     case '/clear':
       return context.submit(name);
+    case '/steer': {
+      // typed while a turn runs, it is steered at once (Chat.steer); with none running it is a prompt
+      const words = steerWords(line);
+      return words ? context.submit(words) : output.error('usage: /steer WORDS (while a turn runs: the model gets them before its next request)');
+    }
     case '/sessions': {
       const page = await client.listSessions({ query: { limit: 20 } });
       if (page.data.length === 0) output.notice('no sessions');

@@ -89,12 +89,15 @@ export type CreateTurn = {
     /** base64 */
     data: string;
   }>;
+  /** not with steer */
   files?: {
     name: string;
     mimeType: string;
     /** base64 */
     data: string;
   }[];
+  /** join the session's active turn (queued, running or waiting): the model gets the input before the turn's next request; with no active turn, an ordinary queued turn */
+  steer?: boolean;
 };
 
 export type Turn = {
@@ -115,6 +118,8 @@ export type Turn = {
   inputTruncated: boolean;
   /** 1 for the first owner, +1 each time another instance of a cluster took the turn over (docs/CLUSTER.md) */
   attempt: number;
+  /** only on CreateTurn answers: queued (a turn of its own) or steered (the input joined this active turn) */
+  delivery?: "queued" | "steered";
 };
 
 export type TurnResult = {
@@ -298,6 +303,18 @@ export type EventEnvelope = {
   at: string;
   data: {
     paths: string[];
+  };
+} | {
+  id: number;
+  type: "turn.steered";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: {
+    text: string;
+    /** the text was cut at 16,383 characters and ends with … */
+    truncated: boolean;
   };
 } | {
   id: number;

@@ -22,6 +22,7 @@ import type { Db } from '../../store/database.ts';
 import { appendHistoryEntry } from '../../store/history.ts';
 import type { EventData } from '../../api/events.ts';
 import type { EventHub } from '../event-hub.ts';
+import { contextCommandOf } from './context-command.ts';
 import { contextTokens } from './model-context.ts';
 import type { ModelContextCache } from './model-context-cache.ts';
 import type { ActiveTurn } from '../turn/active-turns.ts';
@@ -60,7 +61,7 @@ type ResetEvent = EventData<'model.context.reset'>;
  * turn goes on from the summary. `model.context.reset` is emitted wherever the context is replaced.
  */
 export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn, request: FirstRequest): Promise<PreparedContext> {
-  const command = contextCommand(turn);
+  const command = contextCommandOf(turn.record.input, turn.attachments);
   if (command === CLEAR_COMMAND) {
     emitReset(deps.hub, turn, 'clear');
     return { context: [], command: { effect: 'reset', result: commandResult(null, []) } };
@@ -140,13 +141,6 @@ export function toolsTokens(tools: ToolSpec[]): number {
     sum.images += measure.images;
   }
   return tokensOf(arrayMeasure(tools.length, sum));
-}
-
-/** `/compact` or `/clear` when that is the whole input (surrounding blanks aside) and nothing is attached. */
-function contextCommand(turn: ActiveTurn): string | null {
-  const input = turn.record.input.trim();
-  const attached = turn.attachments.images.length + turn.attachments.files.length;
-  return attached === 0 && (input === COMPACT_COMMAND || input === CLEAR_COMMAND) ? input : null;
 }
 
 function summarize(deps: CompactionDeps, turn: ActiveTurn, request: FirstRequest, context: CanonicalItem[]): Promise<Summary> {

@@ -5,6 +5,8 @@ import type { DecodedAttachments } from '../../workspace/attachments.ts';
 import { TerminalTurnCache } from './terminal-cache.ts';
 import { TurnAgents } from './turn-agents.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
+import { TurnSteering } from './steering.ts';
+import { isContextCommand } from '../context/context-command.ts';
 
 /** A turn between its reservation and its terminal state, as this process holds it. */
 export interface ActiveTurn {
@@ -15,6 +17,8 @@ export interface ActiveTurn {
   readonly abort: AbortController;
   /** the turn's child agents (spawn_agent) */
   readonly agents: TurnAgents;
+  /** input steered into the turn, waiting for its next model request */
+  readonly steering: TurnSteering;
   /** what the turn's tools changed in the workspace, once the turn has started running */
   receipt?: TurnReceipt;
   /** settles when the turn is terminal and durable */
@@ -40,7 +44,8 @@ export class ActiveTurns {
   reserve(record: TurnRecord, session: SessionRecord, attachments: DecodedAttachments): ActiveTurn {
     let markFinished!: () => void;
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
-    const turn: ActiveTurn = { record, session, attachments, abort: new AbortController(), agents: new TurnAgents(), finished };
+    const steering = new TurnSteering(!isContextCommand(record.input, attachments));
+    const turn: ActiveTurn = { record, session, attachments, abort: new AbortController(), agents: new TurnAgents(), steering, finished };
     this.finishers.set(turn, markFinished);
     this.bySession.set(session.id, turn);
     this.byId.set(record.id, turn);

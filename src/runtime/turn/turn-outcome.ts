@@ -124,6 +124,15 @@ function turnOutput(result: AgentLoopResult): TurnOutputRecord {
   };
 }
 
+/**
+ * Input steered into a turn that failed or was cancelled before a model request showed it: it is
+ * kept with the turn's partial output, for display (a completed turn's loop has shown all of it).
+ */
+export function withUnshownSteers(outcome: TurnOutcome, unshown: CanonicalItem[]): TurnOutcome {
+  if (outcome.kind === 'completed' || unshown.length === 0) return outcome;
+  return { ...outcome, partialItems: [...outcome.partialItems, ...unshown] };
+}
+
 /** The payload of `agent.turn.finished`: the answer as the turn stores it, before it is stored. */
 export function agentFinishedPayload(result: AgentLoopResult, output: TurnOutputRecord) {
   const usage = result.usage;

@@ -35,7 +35,7 @@ import { UNTITLED } from '../session/sessions.ts';
 import type { RepositorySetups } from '../session/setup.ts';
 import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool-port.ts';
 import { streamEventListener } from './turn-events.ts';
-import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, withReceipt, type TurnOutcome } from './turn-outcome.ts';
+import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, withReceipt, withUnshownSteers, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import { TurnHandedOver, type TurnLeases } from './turn-leases.ts';
 import { appendTurnStep } from '../../store/turn-steps.ts';
@@ -289,6 +289,7 @@ export class TurnRunner {
           runsConcurrently: agents.runsConcurrently,
           resumeFrom: resume?.steps,
           persist: this.deps.leases ? this.journal(turn, resume?.steps.length ?? 0) : undefined,
+          steering: turn.steering,
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {
@@ -384,6 +385,7 @@ export class TurnRunner {
     const { boundary, hub, logger } = this.deps;
     const { session } = turn;
     const at = nowIso();
+    outcome = withUnshownSteers(outcome, turn.steering.close());
     const ending = withReceipt(endingOf(outcome, turn.record.id, text, at, findModel(boundary.catalog, session.model) ?? null, turn.agents.childRuns()), turn.receipt);
     let step = applyTurnTransition(turn.record, ending.transition);
     if (outcome.kind === 'completed' && step.record.output) {
@@ -434,6 +436,7 @@ export class TurnRunner {
 
   /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */
   private async endWithoutRunning(turn: ActiveTurn, transition: TurnTransition<NonNullable<TurnRecord['output']>>): Promise<void> {
+    turn.steering.close();
     if (turn.abort.signal.reason instanceof TurnHandedOver) return this.letGoOf(turn, 'turn handed over to another instance');
     const step = applyTurnTransition(turn.record, transition);
     await this.rowWritten(turn);

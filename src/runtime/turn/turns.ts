@@ -5,7 +5,7 @@ import type { CreateTurnBody } from '../../api/schemas.ts';
 import * as turnsTable from '../../store/turns.ts';
 import { readTurnAgents } from '../../store/turn-agents.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
-import { decodeAttachments, inputDigest } from '../../workspace/attachments.ts';
+import { decodeAttachments, inputDigest, userMessageItem, type DecodedAttachments } from '../../workspace/attachments.ts';
 import { DEFAULT_BOUNDARY_ID, type Boundary } from '../boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from '../session/sessions.ts';
@@ -15,6 +15,8 @@ import { leaseHolderOf } from './turn-resume.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
 import type { TraceParent } from '../../telemetry/tracing.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
+import type { EventHub } from '../event-hub.ts';
+import { SteerReceipts } from './steer-receipts.ts';
 
 /**
  * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
@@ -26,10 +28,13 @@ export class TurnService {
     private readonly sessions: SessionService,
     private readonly active: ActiveTurns,
     private readonly runner: TurnRunner,
+    private readonly hub: EventHub,
     /** --cluster: a turn is stored with this instance's lease on it */
     private readonly leases: TurnLeases | null = null,
     private readonly reverts: TurnReverts | null = null,
   ) {}
+
+  private readonly steers = new SteerReceipts();
 
   /** POST /v1/turns/:id/revert (CONTRACT.md §20). */
   async revert(rawId: string): Promise<{ reverted: string[] }> {
@@ -54,21 +59,31 @@ export class TurnService {
     throw new ApiError('turn_agents_unavailable', 'this process no longer holds the turn\'s agents');
   }
 
-  /** `traceParent`: the submitting request's span, so the turn's span continues its trace. */
-  async submit(rawSessionId: string, body: CreateTurnBody, traceParent?: TraceParent): Promise<TurnRecord> {
+  /**
+   * CreateTurn: a new queued turn or, with `steer`, input joining the session's active turn.
+   * `traceParent`: the submitting request's span, so the turn's span continues its trace.
+   */
+  async submit(rawSessionId: string, body: CreateTurnBody, traceParent?: TraceParent): Promise<TurnAdmission> {
     const session = await this.sessions.get(rawSessionId);
     const digest = inputDigest(body.input, body.images, body.files);
     const clientRequestId = body.clientRequestId?.toLowerCase();
     if (clientRequestId) {
-      const existing = this.activeWithClientRequestId(session.id, clientRequestId) ?? (await turnsTable.findTurnByClientRequestId(this.boundary.db, session.id, clientRequestId));
-      if (existing) return this.replayIdempotent(existing, digest);
+      const known = this.admittedInMemory(session.id, clientRequestId);
+      if (known) return this.replayIdempotent(known, digest);
+      const stored = await turnsTable.findTurnByClientRequestId(this.boundary.db, session.id, clientRequestId);
+      if (stored) return this.replayIdempotent({ turn: stored, delivery: 'queued' }, digest);
     }
     if (body.input.trim() === '' && !(body.images?.length)) throw new ApiError('empty_input', 'input is blank and there is no image');
+    if (body.steer && body.files?.length) throw new ApiError('invalid_attachment', 'a steer carries no files: attach them to a turn of their own', { entry: 'files[0]' });
     const attachments = decodeAttachments(body.images, body.files);
+    if (body.steer) {
+      const steered = await this.steer(session.id, body.input, attachments, digest, clientRequestId);
+      if (steered) return steered;
+    }
 
     // From here to the reservation there is no await: one active turn per session.
     if (clientRequestId) {
-      const raced = this.activeWithClientRequestId(session.id, clientRequestId);
+      const raced = this.admittedInMemory(session.id, clientRequestId);
       if (raced) return this.replayIdempotent(raced, digest);
     }
     if (this.active.isBusy(session.id)) throw new ApiError('session_busy', 'the session has an active turn');
@@ -102,11 +117,11 @@ export class TurnService {
       this.active.drop(turn);
       if (clientRequestId) {
         const existing = await turnsTable.findTurnByClientRequestId(this.boundary.db, session.id, clientRequestId);
-        if (existing) return this.replayIdempotent(existing, digest);
+        if (existing) return this.replayIdempotent({ turn: existing, delivery: 'queued' }, digest);
       }
       throw error;
     }
-    return this.runner.enqueue(turn, traceParent, clusterQueueFull);
+    return { turn: await this.runner.enqueue(turn, traceParent, clusterQueueFull), delivery: 'queued' };
   }
 
   /**
@@ -119,6 +134,27 @@ export class TurnService {
     return this.boundary.id === DEFAULT_BOUNDARY_ID ? limits.maxQueuedTurns : limits.maxQueuedTurnsPerTenant;
   }
 
+  /**
+   * Gives the input to the session's active turn (queued, running or waiting), for its next model
+   * request. A turn already ending takes no more: the steer waits for its end and comes back null,
+   * to be admitted as a turn of its own. Null at once when the session has no active turn here.
+   */
+  private async steer(sessionId: string, input: string, attachments: DecodedAttachments, digest: string, clientRequestId: string | undefined): Promise<TurnAdmission | null> {
+    for (;;) {
+      if (clientRequestId) {
+        const raced = this.admittedInMemory(sessionId, clientRequestId);
+        if (raced) return this.replayIdempotent(raced, digest);
+      }
+      const active = this.active.ofSession(sessionId);
+      if (!active) return null;
+      if (active.steering.offer(userMessageItem(input, attachments, []))) {
+        if (clientRequestId) this.steers.add(sessionId, clientRequestId, { turnId: active.record.id, inputDigest: digest });
+        this.hub.emitText('turn.steered', sessionId, active.record.id, input);
+        return { turn: { ...active.record }, delivery: 'steered' };
+      }
+      await active.finished;
+    }
+  }
   async get(rawId: string): Promise<TurnRecord> {
     const id = normalizeUuid(rawId);
     if (id) {
@@ -161,13 +197,30 @@ export class TurnService {
     }));
   }
 
-  private activeWithClientRequestId(sessionId: string, clientRequestId: string): TurnRecord | undefined {
+  /** A turn or steer this process admitted with this clientRequestId, as its first answer said. */
+  private admittedInMemory(sessionId: string, clientRequestId: string): KnownAdmission | undefined {
+    const steer = this.steers.find(sessionId, clientRequestId);
+    if (steer) return { turnId: steer.turnId, inputDigest: steer.inputDigest, delivery: 'steered' };
     const active = this.active.ofSession(sessionId);
-    return active && active.record.clientRequestId === clientRequestId ? active.record : undefined;
+    if (active && active.record.clientRequestId === clientRequestId) return { turn: active.record, delivery: 'queued' };
+    return undefined;
   }
 
-  private replayIdempotent(existing: TurnRecord, digest: string): TurnRecord {
-    if (existing.inputDigest !== digest) throw new ApiError('idempotency_conflict', 'this clientRequestId was used with a different input');
-    return this.active.recordOf(existing.id) ?? { ...existing };
+  private async replayIdempotent(known: KnownAdmission, digest: string): Promise<TurnAdmission> {
+    const firstDigest = 'turn' in known ? known.turn.inputDigest : known.inputDigest;
+    if (firstDigest !== digest) throw new ApiError('idempotency_conflict', 'this clientRequestId was used with a different input');
+    const turn = 'turn' in known ? (this.active.recordOf(known.turn.id) ?? { ...known.turn }) : await this.get(known.turnId);
+    return { turn, delivery: known.delivery };
   }
 }
+
+/** How CreateTurn admitted the input: a turn of its own, or steered into the active one. */
+export type Delivery = 'queued' | 'steered';
+
+export interface TurnAdmission {
+  /** the turn the input is part of, as it is now */
+  turn: TurnRecord;
+  delivery: Delivery;
+}
+
+type KnownAdmission = { turn: TurnRecord; delivery: 'queued' } | { turnId: string; inputDigest: string; delivery: 'steered' };
