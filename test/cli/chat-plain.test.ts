@@ -70,7 +70,7 @@ describe('agentd chat without a terminal, on an embedded server', () => {
 
   it('/steer typed while a turn runs reaches that turn: the model gets the words in its next request', async () => {
     const before = fake.requests.length;
-    fake.enqueue({ kind: 'slow-first-byte', delayMs: 1500, text: 'first answer' }, { kind: 'reply', text: 'answer with the steer' });
+    fake.enqueue({ kind: 'slow-first-byte', delayMs: 5000, text: 'first answer' }, { kind: 'reply', text: 'answer with the steer' });
     const [command, ...rest] = chatCommand(['--models-file', modelsFile, '--state-dir', stateDir]);
     const child = spawn(command, rest, { cwd: workspace, env: { PATH: process.env.PATH, HOME: workspace }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -78,9 +78,9 @@ describe('agentd chat without a terminal, on an embedded server', () => {
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.stdin.write('a long question\n');
-    await fake.waitForRequests(before + 1, 20_000);
+    await fake.waitForRequests(before + 1, 60_000);
     child.stdin.end('/steer mind the edge cases\n');
     const code = await exited;
     clearTimeout(timer);
