@@ -167,3 +167,12 @@ test('root access is asked only when nothing else answers it: not granted, not y
   assert.deepEqual(decideToolCall(patchCall, { ...elsewhere, sandboxed: true }), { action: 'run', unattended: false }, 'the sandbox confines it: nothing asked');
   assert.deepEqual(decideToolCall(readCall, context({ paths: [cwdPath('a'), cwdPath('b')] })), { action: 'run', unattended: true }, 'two paths in the cwd ask nothing');
 });
+
+test('operator rules apply with no cwd and no paths named (a path-less call), and an empty rule list is no rule', () => {
+  const deny = [{ tool: 'ask_question', pattern: '*', action: 'deny' as const }];
+  assert.deepEqual(decideToolCall(questionCall, context({ paths: [], rules: deny })), {
+    action: 'refuse',
+    reason: 'Refused by the operator\'s permission rule for ask_question with pattern "*". Do not retry it in another form; choose another approach or ask the user.',
+  });
+  assert.deepEqual(decideToolCall(questionCall, context({ paths: [], rules: [] })), { action: 'run', unattended: true });
+});

@@ -86,3 +86,9 @@ test('ask_question at its edges: 99 options and 100, options trimmed before they
   for (const options of [['custom'], [' custom '], ['a', 'custom\n']]) assert.throws(() => parse(options), /"custom" is reserved/, JSON.stringify(options));
   for (const options of [['Custom'], ['customs'], ['custom answer']]) assert.deepEqual(parse(options).options, options, 'only custom itself is reserved');
 });
+
+test('ask_question refuses an empty question and fields it does not know', () => {
+  assert.throws(() => askQuestionTool.parse(JSON.stringify({ question: '', options: [] })), ToolError);
+  assert.throws(() => askQuestionTool.parse(JSON.stringify({ question: 'q', options: [], extra: 1 })), ToolError);
+  assert.deepEqual(askQuestionTool.parse(JSON.stringify({ question: 'q', options: [] })), { question: 'q', options: [] });
+});
