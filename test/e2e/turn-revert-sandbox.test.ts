@@ -1,5 +1,6 @@
 /**
- * Revert in a sandbox (CONTRACT.md §20 with §12 and §17): with --sandbox-runner the turn's tools
+ * Revert in a sandbox (CONTRACT.md §20 with §12 and §17), single-user and in a tenant: with
+ * --sandbox-runner the turn's tools
  * write inside the guest, and so does the revert (the guest's node, through the executor, on the
  * guest path); the files on the host come back byte for byte, and a symlink the guest put in place
  * of a directory makes the revert refuse rather than write through it.
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { waitForTurn } from '../support/server.ts';
 import { useFakeServer, type FakeServerHarness } from '../support/harness.ts';
 import { runnerScript } from './sandbox-support.ts';
+import { startTenantTurn, waitForTenantTurn } from '../tenancy/support/tenant-server.ts';
+import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
 
 const shell = (callId: string, command: string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
 
@@ -52,5 +55,31 @@ describe('revert of a sandboxed turn (shipped runner)', () => {
     assert.equal(refused.json.error.code, 'revert_conflict');
     assert.deepEqual(refused.json.error.details.paths, ['dir/f.txt']);
     assert.ok(lstatSync(join(cwd, 'dir')).isSymbolicLink());
+  });
+});
+
+describe('revert of a turn in a sandboxed tenant (shipped runner, real PostgreSQL)', () => {
+  const started = useTenantsOnFakeProvider({ tenantCount: 1, args: ['--sandbox-runner', runnerScript()] });
+
+  it('writes the tenant\'s files back inside its sandbox', async () => {
+    const { fake, hosted } = started;
+    const [tenant] = hosted.tenants;
+    writeFileSync(join(tenant.workspaceRoot, 'notes.txt'), 'tenant notes\n');
+    const marker = 'tenant revert: edit the notes';
+    fake.route(marker, { kind: 'reply', toolCalls: [shell('call_tenant', 'echo scribbled > notes.txt && echo extra > extra.txt')] }, { kind: 'reply', text: 'done' });
+    const turn = await startTenantTurn(tenant, marker);
+    assert.equal((await waitForTenantTurn(tenant, turn.id, undefined, 90_000)).status, 'completed');
+    assert.equal(readFileSync(join(tenant.workspaceRoot, 'notes.txt'), 'utf8'), 'scribbled\n');
+    const guestOwner = statSync(join(tenant.workspaceRoot, 'extra.txt')).uid;
+    // a root server's guest is an unprivileged host user: the owner then tells who wrote a file
+    if (process.getuid?.() === 0) assert.notEqual(guestOwner, 0);
+    const reverted = await tenant.request('POST', `/v1/turns/${turn.id}/revert`);
+    assert.equal(reverted.status, 200, JSON.stringify(reverted.json));
+    assert.deepEqual(reverted.json.reverted, ['extra.txt', 'notes.txt']);
+    assert.equal(readFileSync(join(tenant.workspaceRoot, 'notes.txt'), 'utf8'), 'tenant notes\n');
+    assert.equal(statSync(join(tenant.workspaceRoot, 'notes.txt')).uid, guestOwner, 'written back by the guest, not by the server');
+    assert.throws(() => statSync(join(tenant.workspaceRoot, 'extra.txt')));
+    const again = await tenant.request('POST', `/v1/turns/${turn.id}/revert`);
+    assert.equal(again.json.error.code, 'revert_conflict');
   });
 });
