@@ -80,7 +80,7 @@ export class BoundaryRuntime {
     if (boundary.cluster) sessionRowCache(boundary.db).shareWithOtherWriters();
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
-    this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger) : null;
+    this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, webhooks) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
     const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, this.leases, reverts);

@@ -10,6 +10,16 @@ import type { Db } from './database.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 import type { TurnRecord, TurnText } from '../domain/turn.ts';
 import { insertTurn } from './turns.ts';
+import type { OutboxWrite } from './webhook-outbox.ts';
+
+/** A turn endExpiredTurns ended. */
+export interface EndedTurn {
+  id: string;
+  sessionId: string;
+  attempt: number;
+  status: string;
+  error: string | null;
+}
 
 /** Now on the database's clock, in epoch milliseconds. */
 const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -74,9 +84,19 @@ export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<
 /**
  * Ends the active turns whose lease ran out and that were asked to be cancelled (or only `turnId`,
  * when given), under their next attempt: cancelled, or failed `interrupted` should an unmarked one
- * be named. Answers the turns ended.
+ * be named. Answers the turns ended. `announce` gives the webhook deliveries of those turns,
+ * written in the same transaction.
  */
-export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: string): Promise<{ id: string; sessionId: string; attempt: number; status: string }[]> {
+export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: string, announce?: (turns: EndedTurn[]) => OutboxWrite | null): Promise<EndedTurn[]> {
+  if (!announce) return endExpired(db, finishedAt, turnId);
+  return db.transaction().execute(async (trx) => {
+    const ended = await endExpired(trx, finishedAt, turnId);
+    await announce(ended)?.(trx);
+    return ended;
+  });
+}
+
+async function endExpired(db: Db, finishedAt: string, turnId: string | undefined): Promise<EndedTurn[]> {
   let query = db
     .updateTable('turns')
     .set({
@@ -90,8 +110,8 @@ export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: strin
     .where('status', 'in', [...ACTIVE_STATUSES])
     .where('lease_expires_at', '<', databaseNowMs);
   query = turnId === undefined ? query.where('cancel_requested_at', 'is not', null) : query.where('id', '=', turnId);
-  const rows = await query.returning(['id', 'session_id', 'attempt', 'status']).execute();
-  return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status }));
+  const rows = await query.returning(['id', 'session_id', 'attempt', 'status', 'error']).execute();
+  return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status, error: row.error }));
 }
 
 /** A turn an instance took over to resume it: its id and the attempt it now runs under. */

@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
-import { cancelsRequestedAmong, endExpiredTurns, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, requestTurnCancel, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
+import { cancelsRequestedAmong, endExpiredTurns, type EndedTurn, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, requestTurnCancel, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
+import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 import { deleteEndedTurnSteps } from '../../store/turn-steps.ts';
 import { findTurn } from '../../store/turns.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
@@ -80,6 +81,8 @@ export class TurnLeases {
     private readonly db: Db,
     private readonly membership: ClusterMembership,
     private readonly logger: Logger,
+    /** --webhook-url: the ends of turns this instance takes over and ends are announced too */
+    private readonly webhooks: BoundaryWebhooks | null = null,
   ) {
     this.timer = setInterval(() => void this.tick(), Math.max(100, Math.floor(membership.turnLeaseMs / RENEWALS_PER_LEASE)));
     this.timer.unref();
@@ -105,6 +108,19 @@ export class TurnLeases {
     this.held.set(turnId, { attempt, holder, cancelSeen: false });
   }
 
+  /** Ends expired turns (endExpiredTurns), with the webhook deliveries of their ends in the same transaction. */
+  private async endExpired(turnId?: string): Promise<EndedTurn[]> {
+    const { webhooks } = this;
+    const at = nowIso();
+    const announce = webhooks
+      ? (turns: EndedTurn[]) =>
+          webhooks.writeAll(turns.map((turn) => ({ type: turn.status === 'cancelled' ? ('turn.cancelled' as const) : ('turn.failed' as const), at, sessionId: turn.sessionId, turnId: turn.id, data: { error: turn.error } })))
+      : undefined;
+    const ended = await endExpiredTurns(this.db, at, turnId, announce);
+    if (ended.length > 0) webhooks?.committed();
+    return ended;
+  }
+
   /** How the turns this instance takes over are resumed. */
   resumeWith(resumer: TurnResumer): void {
     this.resumer = resumer;
@@ -120,7 +136,7 @@ export class TurnLeases {
     await requestTurnCancel(this.db, turnId, nowIso());
     const deadline = performance.now() + this.membership.turnLeaseMs + 5_000;
     for (;;) {
-      const taken = await endExpiredTurns(this.db, nowIso(), turnId);
+      const taken = await this.endExpired(turnId);
       if (taken.length > 0) this.logger.warn({ turnId, attempt: taken[0]!.attempt }, 'took over a cancelled turn whose owner is gone: ended it');
       const record = await findTurn(this.db, boundaryId, turnId);
       if (!record || !ACTIVE_STATUSES.includes(record.status) || performance.now() > deadline) return record;
@@ -218,7 +234,7 @@ export class TurnLeases {
    */
   private async sweep(): Promise<void> {
     try {
-      const ended = await endExpiredTurns(this.db, nowIso());
+      const ended = await this.endExpired();
       for (const turn of ended) this.logger.warn({ turnId: turn.id, attempt: turn.attempt, status: turn.status }, 'took over a cancelled turn whose lease ran out: ended it');
       if (this.resumer && !this.leaving) {
         for (const taken of await takeOverExpiredTurns(this.db, this.membership.instanceId, this.membership.turnLeaseMs)) {
