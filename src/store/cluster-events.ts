@@ -41,49 +41,53 @@ export async function ensureEventCounter(db: Db, boundaryId: string): Promise<vo
 }
 
 /**
- * Numbers and stores these events in one transaction, and drops those that left the window of the
- * newest `window` events. An event that names the attempt of its turn is fenced like the turn's
- * other writes: if the turn was taken over (another attempt), it is left out. Answers the events
+ * Numbers and stores these events, and drops those that left the window of the newest `window`
+ * events. An event that names the attempt of its turn is fenced like the turn's other writes: if
+ * the turn was taken over (another attempt), it is left out, before numbering. Answers the events
  * stored, in order, and the id of the first (null when none was).
+ *
+ * One statement, so one round trip and its own transaction: the turns' rows are read FOR SHARE (a
+ * takeover's update of one waits for it, so no event of the old attempt commits after the new
+ * attempt does), then the boundary's counter is raised (its row lock orders the writers, see
+ * above), and the rows go in. PostgreSQL only.
  */
 export async function storeEvents(db: Db, boundaryId: string, drafts: readonly EventDraft[], window: number): Promise<{ firstId: number | null; stored: EventDraft[] }> {
-  return db.transaction().execute(async (trx) => {
-    const stored = await currentDrafts(trx, drafts);
-    if (stored.length === 0) return { firstId: null, stored };
-    return { firstId: await numberAndInsert(trx, boundaryId, stored, window), stored };
-  });
-}
-
-/**
- * The drafts whose turn is still at the attempt they name (or that name none). The turns' rows are
- * read FOR SHARE: a takeover's update of one waits for this transaction, so no event of the old
- * attempt commits after the new attempt does.
- */
-async function currentDrafts(trx: Db, drafts: readonly EventDraft[]): Promise<EventDraft[]> {
   const fenced = [...new Set(drafts.filter((draft) => draft.attempt !== undefined).map((draft) => draft.turnId!))];
-  if (fenced.length === 0) return [...drafts];
-  const rows = await trx.selectFrom('turns').select(['id', 'attempt']).where('id', 'in', fenced).forShare().execute();
-  const attempts = new Map(rows.map((row) => [row.id, row.attempt]));
-  return drafts.filter((draft) => draft.attempt === undefined || attempts.get(draft.turnId!) === draft.attempt);
-}
-
-async function numberAndInsert(trx: Db, boundaryId: string, drafts: readonly EventDraft[], window: number): Promise<number> {
-  const { event_id_ceiling: lastId } = await trx
-    .updateTable('boundaries')
-    .set({ event_id_ceiling: sql`event_id_ceiling + ${drafts.length}` })
-    .where('id', '=', boundaryId)
-    .returning('event_id_ceiling')
-    .executeTakeFirstOrThrow();
-  const firstId = lastId - drafts.length + 1;
-  await trx
-    .insertInto('events')
-    .values(drafts.map((draft, index) => ({ boundary_id: boundaryId, id: firstId + index, type: draft.type, session_id: draft.sessionId, turn_id: draft.turnId, at: draft.at, data: draft.data })))
-    .execute();
+  const column = <Value>(pick: (draft: EventDraft) => Value) => drafts.map(pick);
+  const { rows } = await sql<{ last_id: number | null; kept: number[] }>`
+    with drafts as (
+      select * from unnest(
+        ${column((draft) => draft.type)}::text[], ${column((draft) => draft.sessionId)}::text[], ${column((draft) => draft.turnId)}::text[],
+        ${column((draft) => draft.at)}::text[], ${column((draft) => draft.data)}::text[], ${column((draft) => draft.attempt ?? null)}::int[]
+      ) with ordinality as draft(type, session_id, turn_id, at, data, attempt, ord)
+    ),
+    fence as (select id, attempt from turns where id = any(${fenced}::text[]) for share),
+    kept as (
+      select drafts.*, row_number() over (order by ord) as position from drafts
+      where attempt is null or exists (select 1 from fence where fence.id = drafts.turn_id and fence.attempt = drafts.attempt)
+    ),
+    counter as (
+      update boundaries set event_id_ceiling = event_id_ceiling + (select count(*) from kept)
+      where id = ${boundaryId} and exists (select 1 from kept)
+      returning event_id_ceiling
+    ),
+    inserted as (
+      insert into events (boundary_id, id, type, session_id, turn_id, at, data)
+      select ${boundaryId}, counter.event_id_ceiling - (select count(*) from kept) + kept.position, kept.type, kept.session_id, kept.turn_id, kept.at, kept.data
+      from counter cross join kept
+      returning id
+    )
+    select (select event_id_ceiling from counter) as last_id, array(select ord::int from kept order by ord) as kept
+  `.execute(db);
+  const { last_id: lastId, kept } = rows[0];
+  if (lastId === null) return { firstId: null, stored: [] };
+  const stored = kept.map((ord) => drafts[ord - 1]);
+  const firstId = lastId - stored.length + 1;
   const step = Math.min(PRUNE_STEP, window);
   if (Math.floor(lastId / step) !== Math.floor((firstId - 1) / step)) {
-    await trx.deleteFrom('events').where('boundary_id', '=', boundaryId).where('id', '<=', lastId - window).execute();
+    await db.deleteFrom('events').where('boundary_id', '=', boundaryId).where('id', '<=', lastId - window).execute();
   }
-  return firstId;
+  return { firstId, stored };
 }
 
 /** The stored events after `afterId`, oldest first, at most `limit`. */
