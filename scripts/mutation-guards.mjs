@@ -61,6 +61,7 @@ export const GUARDS = {
     timeoutMS: 15_000,
     modules: ['src/domain/projection-budget.ts', 'src/domain/projection-json.ts', 'src/domain/projection.ts'],
     tests: [
+      'test/edges/projection-edges.test.ts',
       'test/domain/projection-budget.test.ts',
       'test/domain/projection-redaction.test.ts',
       'test/domain/projection-agents.test.ts',
