@@ -92,5 +92,5 @@ test('lists that are not lists project to nothing and cost nothing; a list that 
   assert.equal(none.truncated, true);
   const empty = createProjectionBudget(0, 0);
   assert.deepEqual(projectAgents([], empty), []);
-  assert.equal(empty.truncated, false);
+  assert.deepEqual(empty, { textChars: 0, nodes: 0, truncated: false }, 'an empty list that cannot start spends nothing');
 });
