@@ -39,7 +39,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'event-replay-limit', kind: 'integer', help: 'events retained per access boundary', default: 1000, min: 1 },
   { name: 'maximum-request-bytes', kind: 'integer', help: 'maximum encoded request body', default: 33554432, min: 1 },
   { name: 'model-stall-timeout', kind: 'integer', help: 'seconds a model stream may stay silent before it is aborted and retried', default: 120, min: 1, max: 86_400 },
-  { name: 'revert-history', kind: 'integer', help: 'latest turns of a session that POST /v1/turns/:id/revert can take back (their earlier file contents are kept; 0 keeps none)', default: 50, min: 0, max: 100_000 },
+  { name: 'revert-history', kind: 'integer', help: 'latest turns of a session (those that ran a writing call) that POST /v1/turns/:id/revert can take back; 0 keeps none', default: 50, min: 0, max: 100_000 },
   { name: 'state-dir', kind: 'string', help: 'SQLite file and server state', defaultText: '$XDG_STATE_HOME/agentd or ~/.local/state/agentd' },
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },
   { name: 'cluster', kind: 'boolean', help: 'an instance of a cluster: several agentd on one PostgreSQL --database-url (docs/CLUSTER.md)' },

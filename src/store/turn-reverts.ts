@@ -1,8 +1,9 @@
 /**
  * What reverting a turn needs, kept per turn (CONTRACT.md §20, migration 0009_turn_reverts): its
  * entries and status, and the before-bytes once per hash, shared by every turn that needs them.
- * Only the latest `keep` turns of a session are kept (--revert-history); older ones, their rows and
- * the bytes no kept turn needs any more are deleted as each new turn is stored.
+ * Only turns that ran a writing call have a row, and only the latest `keep` of them per session
+ * (--revert-history); older ones and the bytes no kept turn needs any more are deleted as each new
+ * row is stored.
  */
 import type { Db } from './database.ts';
 import type { RevertEntry, TurnRevertPlan } from '../domain/turn-revert.ts';
@@ -50,6 +51,17 @@ export async function findTurnRevert(db: Db, boundaryId: string, turnId: string)
   if (!row) return null;
   if (row.status === 'unavailable') return { status: 'unavailable', sessionId: row.session_id, reason: row.reason ?? 'not kept' };
   return { status: row.status === 'reverted' ? 'reverted' : 'available', sessionId: row.session_id, entries: JSON.parse(row.entries) as RevertEntry[] };
+}
+
+/**
+ * The turn's history entry says it changed no file: its receipt is empty and not cut. False when
+ * it changed files, or there is no such entry (the turn never ended, or ended before receipts).
+ */
+export async function turnChangedNothing(db: Db, sessionId: string, turnId: string): Promise<boolean> {
+  const row = await db.selectFrom('history_turns').select('changes').where('session_id', '=', sessionId).where('turn_id', '=', turnId).executeTakeFirst();
+  if (!row?.changes) return false;
+  const receipt = JSON.parse(row.changes) as { changes: unknown[]; changesTruncated: boolean };
+  return receipt.changes.length === 0 && !receipt.changesTruncated;
 }
 
 /** The before-bytes of a kept turn, by hash. */

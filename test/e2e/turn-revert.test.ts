@@ -130,11 +130,24 @@ for (const backend of BACKENDS) {
       assert.equal(statSync(join(cwd, 'm0.bin')).size, 1_000_001);
 
       const oldest = await turnOf(harness, session.id, [shell('call_1', 'echo 1 > one.txt')]);
-      for (const index of [2, 3, 4]) await turnOf(harness, session.id, [shell(`call_${index}`, `echo ${index} > n${index}.txt`)]);
-      const pruned = await revert(harness, oldest);
+      // a turn without a writing call keeps nothing and reverts to nothing; it does not push older turns out
+      harness.fake.enqueue({ kind: 'reply', text: 'only words' });
+      const quiet = (await harness.submit(session.id, 'just talk')).id;
+      assert.equal((await waitForTurn(server, quiet)).status, 'completed');
+      const nothing = await revert(harness, quiet);
+      assert.equal(nothing.status, 200);
+      assert.deepEqual(nothing.json, { reverted: [] });
+      const second = await turnOf(harness, session.id, [shell('call_2', 'echo 2 > n2.txt')]);
+      await turnOf(harness, session.id, [shell('call_3', 'echo 3 > n3.txt')]);
+      const stillKept = await revert(harness, oldest);
+      assert.equal(stillKept.status, 200, 'the third writing turn back is kept with --revert-history 3');
+      assert.ok(!existsSync(join(cwd, 'one.txt')));
+      for (const index of [4, 5]) await turnOf(harness, session.id, [shell(`call_${index}`, `echo ${index} > n${index}.txt`)]);
+      const pruned = await revert(harness, second);
       assert.equal(pruned.status, 409);
       assert.equal(pruned.json.error.code, 'revert_unavailable');
-      assert.equal(readFileSync(join(cwd, 'one.txt'), 'utf8'), '1\n');
+      assert.match(pruned.json.error.message, /--revert-history/);
+      assert.equal(readFileSync(join(cwd, 'n2.txt'), 'utf8'), '2\n');
 
       fake.enqueue({ kind: 'reply', toolCalls: [shell('call_slow', 'sleep 30')] });
       const busy = await harness.submit(session.id, 'slow');

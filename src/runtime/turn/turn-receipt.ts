@@ -17,6 +17,8 @@ export const MAX_WATCHED_ENTRIES = 100_000;
 export class TurnReceipt {
   private readonly seen = new ChangeWindow();
   private held: Promise<{ workspace: WatchedWorkspace; release(): void }> | null = null;
+  /** a call that may write ran (the receipt watched at least once) */
+  watchedAnyCall = false;
 
   constructor(
     private readonly watches: WorkspaceWatches,
@@ -25,6 +27,7 @@ export class TurnReceipt {
 
   /** Runs a call that may write, noting what it changed (also when it throws). */
   async around<T>(call: () => Promise<T>): Promise<T> {
+    this.watchedAnyCall = true;
     const { workspace } = await (this.held ??= this.watches.acquire(this.cwd));
     const window = await workspace.open();
     try {

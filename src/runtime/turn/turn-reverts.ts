@@ -5,7 +5,8 @@
  */
 import { ApiError } from '../../domain/errors.ts';
 import { findSession } from '../../store/sessions.ts';
-import { findTurnRevert, markTurnReverted, readRevertContents } from '../../store/turn-reverts.ts';
+import { findTurnRevert, markTurnReverted, readRevertContents, turnChangedNothing } from '../../store/turn-reverts.ts';
+import { isTerminal } from '../../domain/turn-lifecycle.ts';
 import { revertThroughExecutor, RevertTooLarge } from '../../exec/revert-through-executor.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
@@ -34,8 +35,13 @@ export class TurnReverts {
     this.reverting.add(turn.sessionId);
     try {
       const kept = await findTurnRevert(boundary.db, boundary.id, turn.id);
+      // A turn that ran no writing call keeps no row: there is nothing to write back.
+      if (!kept && boundary.limits.revertHistory > 0 && isTerminal(turn.status) && (await turnChangedNothing(boundary.db, turn.sessionId, turn.id))) {
+        hub.emit('turn.reverted', turn.sessionId, turn.id, { paths: [] });
+        return { reverted: [] };
+      }
       if (!kept) {
-        throw new ApiError('revert_unavailable', `the turn's earlier file contents are not kept: only the latest ${boundary.limits.revertHistory} turns of a session can be reverted (--revert-history)`);
+        throw new ApiError('revert_unavailable', `the turn's earlier file contents are not kept: only the latest ${boundary.limits.revertHistory} turns of a session that ran a writing call can be reverted (--revert-history)`);
       }
       if (kept.status === 'unavailable') throw new ApiError('revert_unavailable', `the turn cannot be reverted: ${kept.reason}`);
       const paths = kept.entries.map((entry) => entry.path);

@@ -422,12 +422,13 @@ export class TurnRunner {
   /**
    * Keeps what reverting the turn takes (--revert-history), before its end is announced, so a
    * client may revert it on `turn.completed`. A turn whose revert cannot be kept can still end:
-   * reverting it answers revert_unavailable.
+   * reverting it answers revert_unavailable. A turn that ran no writing call keeps nothing (its
+   * revert changes nothing): most turns pay no write for this.
    */
   private async keepRevert(turn: ActiveTurn): Promise<void> {
     const { boundary, logger } = this.deps;
     const keep = boundary.limits.revertHistory;
-    if (!turn.receipt || keep === 0) return;
+    if (!turn.receipt?.watchedAnyCall || keep === 0) return;
     const key = { boundaryId: boundary.id, sessionId: turn.session.id, turnId: turn.record.id, createdAt: turn.record.createdAt };
     await storeTurnRevert(boundary.db, key, turn.receipt.revertPlan(), keep).catch((error: unknown) => {
       logger.warn({ err: error, turnId: turn.record.id }, 'could not keep what reverting the turn takes');
