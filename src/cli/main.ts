@@ -57,8 +57,6 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  console.log(`agentd listening on ${server.url}`);
-  if (server.metricsUrl) console.log(`agentd metrics at ${server.metricsUrl}`);
   // After start-up, which runs faster with V8's default sizing; the idle collection then shrinks
   // what start-up grew.
   tuneHeapForServer();
@@ -69,8 +67,11 @@ export async function main(argv: string[]): Promise<void> {
     await server.close();
     process.exit(0);
   };
+  // before the line a supervisor waits for: a SIGTERM sent the moment it reads it stops gracefully
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  console.log(`agentd listening on ${server.url}`);
+  if (server.metricsUrl) console.log(`agentd metrics at ${server.metricsUrl}`);
 }
 
 /** The probe, and the sandbox client it drives, load only with --sandbox-runner; a refusal is a usage error. */

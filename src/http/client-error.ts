@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 import { requestId } from './request-id.ts';
+
+// node:http as CommonJS: its ES facade would load undici at start-up (serve-memory.test.ts)
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /**
  * What a request Node's HTTP parser refused before Fastify saw it is answered with: no headers

@@ -1,6 +1,9 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { Logger } from 'pino';
+
+// node:http as CommonJS: its ES facade would load undici at start-up (serve-memory.test.ts)
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface Scrapable {
   scrape(): Promise<string>;

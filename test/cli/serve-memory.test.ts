@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { globSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -83,6 +83,24 @@ export async function resolve(specifier, context, next) {
       /\/node_modules\/(typebox|pg|openai|@anthropic-ai|@opentelemetry|@modelcontextprotocol|prom-client)\/|\/dist\/(tenancy\/registry|sandbox\/(protocol|runner-probe|client))\.js$/.test(url),
     );
     assert.deepEqual(unexpected, []);
+  });
+
+  it('takes node:http in src/ as CommonJS: an ES import builds its facade, whose WebSocket getter loads undici (60 ms of CPU, 14 MB)', () => {
+    const src = new URL('../../src/', import.meta.url);
+    const esImports = globSync('**/*.ts', { cwd: src }).filter((file) => /^import (?!type )[^;]*from 'node:http';/m.test(readFileSync(new URL(file, src), 'utf8')));
+    assert.deepEqual(esImports, []);
+  });
+
+  it('does not load undici at start-up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentd-builtins-'));
+    const loaded = join(dir, 'builtins.txt');
+    const preload = join(dir, 'builtins.cjs');
+    writeFileSync(preload, `process.once('exit', () => require('node:fs').writeFileSync(${JSON.stringify(loaded)}, process.moduleLoadList.join('\\n')));`);
+    const server = await serve(['--require', preload], []);
+    await server.stop();
+    const builtins = readFileSync(loaded, 'utf8').split('\n');
+    assert.ok(builtins.includes('NativeModule http'), 'the list names the built-ins the server loaded');
+    assert.deepEqual(builtins.filter((name) => name.includes('undici')), []);
   });
 
   it('collects the start-up garbage once it is idle, and gives back the young generation start-up grew', async () => {

@@ -9,9 +9,12 @@
  * (provider APIs do not redirect, and a 3xx is an error), and no `accept-encoding` is sent (so
  * nothing arrives compressed).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+
+// node:http as CommonJS: its ES facade would load undici at start-up (serve-memory.test.ts)
+const { Agent: HttpAgent, request: httpRequest } = process.getBuiltinModule('node:http');
 
 const httpAgent = new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
 const httpsAgent = new HttpsAgent({ keepAlive: true, scheduling: 'lifo' });

@@ -4,12 +4,15 @@
  * the address the socket connects to), at most MAX_IN_FLIGHT at once, each bounded by
  * DELIVERY_TIMEOUT_MS. Redirects are not followed: a 3xx is a failed attempt like any non-2xx.
  */
-import http from 'node:http';
+import type { Agent as HttpAgent } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { checkedLookup, hostOf, reachOf, webhookAddressProblem, WebhookDestinationRefused, type WebhookResolver } from '../../workspace/webhook-destination.ts';
 import { SIGNATURE_HEADER, webhookSignature } from './webhook-body.ts';
 import { VERSION } from '../../version.ts';
+
+// node:http as CommonJS: its ES facade would load undici at start-up (serve-memory.test.ts)
+const http = process.getBuiltinModule('node:http');
 
 /** Deliveries in flight across the process: a slow receiver holds at most these sockets. */
 export const MAX_IN_FLIGHT = 8;
@@ -31,7 +34,7 @@ export class WebhookSender {
   private inFlight = 0;
   private readonly maxInFlight: number;
   private readonly timeoutMs: number;
-  private readonly agents = new Map<string, http.Agent>();
+  private readonly agents = new Map<string, HttpAgent>();
 
   constructor(private readonly options: WebhookSenderOptions) {
     this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
@@ -109,7 +112,7 @@ export class WebhookSender {
   }
 
   /** One keep-alive agent per scheme and reach, each connecting through the checked lookup. */
-  private agentFor(protocol: string, loopbackOnly: boolean): http.Agent {
+  private agentFor(protocol: string, loopbackOnly: boolean): HttpAgent {
     const key = `${protocol}${loopbackOnly}`;
     let agent = this.agents.get(key);
     if (!agent) {
