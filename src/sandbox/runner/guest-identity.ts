@@ -7,10 +7,10 @@
  * user with a confined chown (bubblewrap.ts handOverArguments), so files a root server or an
  * earlier root-mapped guest left there stay the guest's to change.
  */
-import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { handOverArguments } from '../bubblewrap.ts';
 import type { SystemEntry } from '../system-paths.ts';
+import { runToEnd } from './run-to-end.ts';
 import { Unavailable } from './unavailable.ts';
 
 export const DEFAULT_GUEST_HOST_UID = 900_000;
@@ -33,10 +33,10 @@ export function guestHostIdentity(workspace: string, environment: NodeJS.Process
   return { uid, gid: uid };
 }
 
-/** `directories`: canonical paths of the workspace and home. */
-export function handOver(bwrap: string, system: readonly SystemEntry[], directories: readonly string[], identity: HostIdentity): void {
-  const result = spawnSync(bwrap, handOverArguments(system, directories, identity.uid, identity.gid), { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8', timeout: 120_000 });
+/** `directories`: canonical paths of the workspace and home. Asynchronous: the runner prepares its network and staging meanwhile. */
+export async function handOver(bwrap: string, system: readonly SystemEntry[], directories: readonly string[], identity: HostIdentity): Promise<void> {
+  const result = await runToEnd(bwrap, handOverArguments(system, directories, identity.uid, identity.gid), { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 120_000 });
   if (result.error || result.status !== 0) {
-    throw new Unavailable('workspace', `cannot hand the workspace to the guest's host user ${identity.uid}: ${(result.error?.message ?? result.stderr ?? '').trim() || `exit ${result.status}`}`);
+    throw new Unavailable('workspace', `cannot hand the workspace to the guest's host user ${identity.uid}: ${(result.error?.message ?? result.stderr).trim() || `exit ${result.status}`}`);
   }
 }

@@ -50,19 +50,24 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const layout = detectCgroupLayout(process.env.AGENTD_SANDBOX_CGROUP_ROOT || '/sys/fs/cgroup');
   if (!layout.ok) throw new Unavailable(layout.missing, layout.message);
   resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, SANDBOX_LIMITS);
-  // after the groups of dead runners were emptied: no guest of this tenant runs while the hand-over walks its files
-  if (identity !== null) handOver(tools.bwrap, system, home === null ? [workspace] : [workspace, home], identity);
-  resources.network = await TenantNetwork.start(tools, identity);
   const etc = writeGuestEtc(GUEST_HOME);
   resources.removeEtc = etc.remove;
   chmodSync(etc.directory, 0o755); // read by bwrap as the guest's host user
-  if (identity !== null) resources.staging = await startStaging(tools, etc.directory, { workspace, home });
+  // Independent steps, each a few helper processes, side by side; no guest command runs before all are done.
+  const steps: Promise<void>[] = [TenantNetwork.start(tools, identity).then((network) => void (resources.network = network))];
+  if (identity !== null) {
+    // after the groups of dead runners were emptied: no guest of this tenant runs while the hand-over walks its files
+    steps.push(handOver(tools.bwrap, system, home === null ? [workspace] : [workspace, home], identity));
+    steps.push(startStaging(tools, etc.directory, { workspace, home }).then((staging) => void (resources.staging = staging)));
+  }
+  const failed = (await Promise.allSettled(steps)).find((step) => step.status === 'rejected');
+  if (failed) throw failed.reason; // release() ends the steps that did start
   const context: SandboxContext = {
     tools,
     layout: { workspace, home, generatedEtc: resources.staging?.etc ?? etc.directory, system },
     identity: identity === null ? null : { ...identity, staging: resources.staging! },
     cgroup: resources.cgroup,
-    enterNetwork: resources.network.enterPrefix(tools),
+    enterNetwork: resources.network!.enterPrefix(tools),
   };
   await proveConfinement(context);
   return context;

@@ -9,6 +9,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { HostIdentity } from './guest-identity.ts';
+import { runToEnd } from './run-to-end.ts';
 import type { Tools } from './tools.ts';
 import { Unavailable } from './unavailable.ts';
 import { REFUSED_V4, REFUSED_V6 } from '../../workspace/refused-destinations.ts';
@@ -63,7 +64,7 @@ export class TenantNetwork {
     const holder = await startHolder(tools, asGuest);
     try {
       const enter = [tools.nsenter, '-t', String(holder.pid), '--user', '--net', '--preserve-credentials'];
-      const rules = spawnSync(enter[0], [...enter.slice(1), tools.nft, '-f', '-'], { input: filterRules(), encoding: 'utf8', timeout: 10_000, ...asGuest });
+      const rules = await runToEnd(enter[0], [...enter.slice(1), tools.nft, '-f', '-'], { input: filterRules(), env: process.env, timeoutMs: 10_000, ...asGuest });
       if (rules.error || rules.status !== 0) {
         throw new Unavailable('nftables', `cannot install the sandbox's network filter with ${tools.nft}: ${(rules.error?.message ?? rules.stderr).trim()}`);
       }

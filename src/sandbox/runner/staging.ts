@@ -25,7 +25,7 @@ const BIND_THEN_HOLD = [
   'mount --bind "$1" "$2" || exit 125',
   'if [ -n "$3" ]; then mount --bind "$3" "$4" || exit 125; fi',
   'mount -t tmpfs -o mode=755,size=64k,nosuid,nodev,noexec agentd-etc "$6" || exit 125',
-  `for name in ${GENERATED_ETC_FILES.join(' ')}; do cp "$5/$name" "$6/$name" || exit 125; done`,
+  `cp ${GENERATED_ETC_FILES.map((name) => `"$5/${name}"`).join(' ')} "$6/" || exit 125`,
   'echo in-place; read _',
 ].join('; ');
 
