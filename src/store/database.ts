@@ -136,7 +136,6 @@ function rowBuilder(columns: string[]): (values: unknown[]) => Record<string, un
 
 async function openPostgres(url: string, maxConnections: number, claiming: StoreOptions['claim']): Promise<Store> {
   const { default: pg } = await loadDriver('pg', () => import('pg'));
-  const claim = claiming ? await claimPostgres(pg, url, claiming) : null;
   // PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
   pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
   const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
@@ -145,6 +144,18 @@ async function openPostgres(url: string, maxConnections: number, claiming: Store
   // Nor may one that is checked out (between the statements of a transaction): without a listener
   // its 'error' is an uncaught exception. The statement in flight still fails on its own.
   pool.on('connect', (client) => client.on('error', () => {}));
+  // The pool's first connection is made while the claim's own is: two connection set-ups side by
+  // side instead of one after the other (a tenant's runtime opens on its first request). Nothing
+  // is sent on it before the claim is held.
+  const firstConnection = pool.connect().then((client) => client.release(), () => {});
+  let claim: DatabaseClaim | null;
+  try {
+    claim = claiming ? await claimPostgres(pg, url, claiming) : null;
+  } catch (error) {
+    await firstConnection;
+    await pool.end();
+    throw error;
+  }
   return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', claim, postgresDoorbell(pg, url, pool));
 }
 
