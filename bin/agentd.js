@@ -2,6 +2,11 @@
 // The shipped server is the bundled JavaScript in dist/bundle/ (`npm run build`, run by `npm ci`):
 // loading TypeScript through a transpiler at every start would cost seconds, and loading tsc's
 // hundreds of modules one by one costs a third of a second and 13 MB (scripts/bundle.mjs).
+import { enableCompileCache } from 'node:module';
+import { compileCacheDirectory } from './compile-cache.js';
+
+// V8's code for the bundle, kept from one start to the next (docs/BENCHMARKS.md, "Start-up on Node 24")
+enableCompileCache(compileCacheDirectory());
 let main;
 try {
   ({ main } = await import('../dist/bundle/agentd.js'));

@@ -1,3 +1,4 @@
+import { flushCompileCache } from 'node:module';
 import { loadConfig, UsageError } from '../config/config.ts';
 import { formatServeHelp } from '../config/flags.ts';
 import { ModelsFileError } from '../config/models-file.ts';
@@ -72,6 +73,8 @@ export async function main(argv: string[]): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
   console.log(`agentd listening on ${server.url}`);
   if (server.metricsUrl) console.log(`agentd metrics at ${server.metricsUrl}`);
+  // the compile cache (bin/compile-cache.js) of what start-up loaded, kept even if this process is killed
+  setImmediate(flushCompileCache);
 }
 
 /** The probe, and the sandbox client it drives, load only with --sandbox-runner; a refusal is a usage error. */

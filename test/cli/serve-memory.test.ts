@@ -11,8 +11,8 @@ const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
 const HEAP_TUNING = new URL('../../src/cli/heap-tuning.ts', import.meta.url).href;
 const IDLE_COLLECTION_MODULE = new URL('../../src/cli/idle-collection.ts', import.meta.url).href;
 
-/** Starts `agentd serve` (dist/) on a fresh state dir; resolves with its stdout so far once it listens. */
-async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd listening on/): Promise<{ output: string; stop(): Promise<void> }> {
+/** Starts `agentd serve` (dist/) on a fresh state dir and HOME; resolves with its stdout so far once it listens. */
+async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd listening on/): Promise<{ output: string; home: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'agentd-serve-memory-'));
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', '--state-dir', join(dir, 'state'), '--workspace-root', dir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,7 +41,7 @@ async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd
     await stop();
     throw error;
   }
-  return { output, stop };
+  return { output, home: dir, stop };
 }
 
 const BUNDLE = new URL('../../dist/bundle/', import.meta.url);
@@ -101,6 +101,21 @@ export async function resolve(specifier, context, next) {
     const builtins = readFileSync(loaded, 'utf8').split('\n');
     assert.ok(builtins.includes('NativeModule http'), 'the list names the built-ins the server loaded');
     assert.deepEqual(builtins.filter((name) => name.includes('undici')), []);
+  });
+
+  it('keeps the compiled code of its start-up in the user\'s cache directory once it listens, not in a shared /tmp', async () => {
+    const server = await serve([], []);
+    try {
+      const cacheEntries = () => {
+        const output = spawnSync('find', [join(server.home, '.cache', 'agentd', 'compile-cache'), '-type', 'f'], { encoding: 'utf8' }).stdout;
+        return output.split('\n').filter(Boolean);
+      };
+      // written right after "listening", while the server runs on (a killed server keeps it too)
+      for (const deadline = Date.now() + 20_000; cacheEntries().length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(cacheEntries().length >= 10, `compile cache entries: ${cacheEntries().join(', ')}`);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('collects the start-up garbage once it is idle, and gives back the young generation start-up grew', async () => {

@@ -5,6 +5,7 @@
  * does it print `ready`. Anything missing is one `unavailable` line and exit 1: never a weaker sandbox.
  */
 import { chmodSync, existsSync, realpathSync, statSync } from 'node:fs';
+import { flushCompileCache } from 'node:module';
 import { parseArgs } from 'node:util';
 import { detectCgroupLayout } from '../cgroups/layout.ts';
 import { LimitError, SANDBOX_LIMITS } from '../cgroups/limits.ts';
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
     limits: { ...SANDBOX_LIMITS },
     cgroupVersion: context.cgroup.version,
   });
+  setImmediate(flushCompileCache); // bin/compile-cache.js, kept even if this runner is killed
   process.stdin.on('data', (chunk: Buffer) => session.push(chunk));
   process.stdin.on('end', () => void stop());
   process.on('SIGTERM', () => void stop());
