@@ -1,7 +1,8 @@
 /**
  * Start-ups of several builds or runtimes, alternating round by round so a busy machine's drift
- * hits each alike: spawn → "listening", spawn → first 200 from /readyz (hello: from /), and RSS a
- * moment after "listening" (BENCH_IDLE_SETTLE_MS, default 1000 as figure 8's idle RSS). Prints the
+ * hits each alike: spawn → "listening", spawn → first 200 from /readyz (hello: from /), the CPU time
+ * used up to "listening", and RSS a moment after "listening" (BENCH_IDLE_SETTLE_MS, default 1000 as
+ * figure 8's idle RSS). Prints the
  * median and quartiles of each, and the load average over the rounds.
  *
  *   node --import tsx bench/start-pairs.ts VARIANTS.json [ROUNDS, default 8]
@@ -30,6 +31,8 @@ interface Start {
   listening: number;
   ready: number;
   rss: number;
+  /** CPU time (user + system, all threads) the process had used when it printed "listening": load-independent, unlike the wall times */
+  cpu: number;
 }
 
 const variants = JSON.parse(readFileSync(process.argv[2], 'utf8')) as Variant[];
@@ -39,6 +42,12 @@ const base = mkdtempSync(join(tmpdir(), 'agentd-start-pairs-'));
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-start-pairs-ws-')));
 const modelsFile = join(base, 'models.json');
 writeFileSync(modelsFile, JSON.stringify(modelsFor('http://127.0.0.1:9/v1')));
+
+/** /proc/PID/stat's utime + stime, in ms (10 ms resolution) */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 async function start(variant: Variant): Promise<Start> {
   const args = variant.hello
@@ -58,6 +67,7 @@ async function start(variant: Variant): Promise<Start> {
       child.once('exit', () => reject(new Error(`${variant.name} exited before listening:\n${output}`)));
     });
     const listening = performance.now() - spawnedAt;
+    const cpu = cpuMs(child.pid!);
     let ready = 0;
     while (ready === 0) {
       const status = await fetch(url + (variant.hello ? '/' : '/readyz')).then(async (response) => (await response.arrayBuffer(), response.status), () => 0);
@@ -66,7 +76,7 @@ async function start(variant: Variant): Promise<Start> {
     }
     await sleep(Math.max(0, listening + settleMs - (performance.now() - spawnedAt)));
     const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
-    return { listening, ready, rss };
+    return { listening, ready, rss, cpu };
   } finally {
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
@@ -87,5 +97,5 @@ for (const variant of variants) {
     const values = starts.map((one) => one[key]);
     return `${median(values).toFixed(digits)} ${unit} [${percentile(values, 0.25).toFixed(digits)}–${percentile(values, 0.75).toFixed(digits)}]`;
   };
-  console.log(`${variant.name}: listening ${figure('listening', 0, 'ms')}, ready ${figure('ready', 0, 'ms')}, RSS ${figure('rss', 1, 'MB')} ${settleMs} ms after listening`);
+  console.log(`${variant.name}: listening ${figure('listening', 0, 'ms')}, ready ${figure('ready', 0, 'ms')}, CPU to listening ${figure('cpu', 0, 'ms')}, RSS ${figure('rss', 1, 'MB')} ${settleMs} ms after listening`);
 }
