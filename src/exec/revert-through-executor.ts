@@ -7,7 +7,7 @@
 import { revertFiles, type RevertFilesInput, type RevertFilesOutcome } from '../workspace/revert-files.ts';
 import type { BoundaryTools } from './boundary-tools.ts';
 import { ExecutorError } from './executor.ts';
-import { MAX_LINE_BYTES } from '../sandbox/protocol.ts';
+import { MAX_LINE_BYTES } from '../sandbox/protocol-bounds.ts';
 
 /** The plan and the request around it must fit one protocol line. */
 const MAX_SANDBOX_PLAN_BYTES = MAX_LINE_BYTES - 256 * 1024;

@@ -7,16 +7,9 @@ import { Type, type Static } from 'typebox';
 
 export const PROTOCOL_VERSION = 1;
 
-/** No line in either direction may be longer (UTF-8 bytes, newline excluded); a longer one is a protocol error. */
-export const MAX_LINE_BYTES = 4 * 1024 * 1024;
-/** The most a single output event carries, so that one chunk never comes near the line bound. */
-export const MAX_OUTPUT_CHUNK_CHARS = 64 * 1024;
-/** Output a command may stream before the rest is dropped and its result says `truncated`. */
-export const MAX_OUTPUT_BYTES = 1024 * 1024;
-/** The most a `read` returns; a bigger file comes back cut with `truncated`. */
-export const MAX_READ_BYTES = 1024 * 1024;
-export const MAX_TIMEOUT_MS = 60 * 60 * 1000;
-export const DEFAULT_TIMEOUT_MS = 120 * 1000;
+import { MAX_READ_BYTES, MAX_TIMEOUT_MS } from './protocol-bounds.ts';
+
+export { DEFAULT_TIMEOUT_MS, MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_CHUNK_CHARS, MAX_READ_BYTES, MAX_TIMEOUT_MS } from './protocol-bounds.ts';
 export { GUEST_HOME, GUEST_WORKSPACE } from './guest-mounts.ts';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
