@@ -39,11 +39,17 @@ export function revertFiles(input: RevertFilesInput): RevertFilesOutcome {
   const opened: number[] = [];
   const directories = new Map<string, number>();
 
-  const rootFd = fs.openSync(input.root, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  const everything: RevertFilesOutcome = { ok: false, conflicts: input.entries.map((entry) => entry.path) };
+  let rootFd: number;
+  try {
+    rootFd = fs.openSync(input.root, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  } catch {
+    return everything; // the session directory is gone, or a symlink now: every file has changed since
+  }
   opened.push(rootFd);
   try {
     // An earlier component swapped for a symlink makes the root another directory: refuse it all.
-    if (fs.readlinkSync(`/proc/self/fd/${rootFd}`) !== input.root) return { ok: false, conflicts: input.entries.map((entry) => entry.path) };
+    if (fs.readlinkSync(`/proc/self/fd/${rootFd}`) !== input.root) return everything;
     directories.set('', rootFd);
 
     const directory = (relative: string, create: boolean): number => {
