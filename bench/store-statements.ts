@@ -55,7 +55,7 @@ export async function runTurns(modules: StoreModules, db: DatabaseModule.Db, cou
       await sessions.insertSession(db, BOUNDARY, {
         id: sessionId, createdAt: now, updatedAt: now, provider: 'fake', connection: 'fake', model: 'bench', transportModel: 'fake-model',
         dialect: 'openai-responses', cwd: '/tmp', effort: 'none', title: 'New session', titleIsManual: false, archived: false,
-        usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: null, context: { usedTokens: 0, window: null }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
+        usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: null, context: { usedTokens: 0, window: null }, budget: { tokens: null, costUsd: null }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
       });
     }
     const session = await sessions.findSession(db, BOUNDARY, sessionId);

@@ -54,6 +54,11 @@ export interface AgentLoopOptions {
   resumeFrom?: readonly RecordedStep[];
   /** input a client steered into the turn (CONTRACT.md §19); the main agent's loop only */
   steering?: SteeringInbox;
+  /**
+   * Asked before each model request (the session's budget, CONTRACT.md §19): null to make it, or
+   * the completion the loop ends with instead.
+   */
+  beforeRequest?: () => Promise<Completion | null>;
 }
 
 /**
@@ -179,7 +184,15 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         if (waiting.length === 0) return finish({ status: 'incomplete', reason: 'step_limit' });
         items.push(...waiting);
         lastRequest = true;
-      } else items.push(...steering.take());
+      }
+      const stop = await options.beforeRequest?.();
+      if (stop) {
+        // what was steered in stays in the turn's items: the session's next request shows it
+        items.push(...steering.close());
+        return finish(stop);
+      }
+      // taken after the wait, so input steered in while the turn waited is in this request
+      if (!lastRequest) items.push(...steering.take());
       steps++;
       const step = await runModelStep(
         options.adapter,

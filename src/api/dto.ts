@@ -29,6 +29,7 @@ export function toSessionDto(session: SessionRecord): SessionDto {
     usage: session.usage,
     spent: { tokens: session.usage.input + session.usage.output, costUsd: session.spentCostUsd },
     context: session.context,
+    budget: session.budget,
     repository: session.repository,
   };
 }

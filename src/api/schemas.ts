@@ -27,6 +27,14 @@ export const Model = Type.Object(
   { title: 'Model' },
 );
 
+const BudgetTokens = Nullable(Type.Integer({ minimum: 0, description: 'the limit of spent.tokens; null: none' }));
+const BudgetCostUsd = Nullable(Type.Number({ minimum: 0, description: 'the limit of spent.costUsd; null: none' }));
+/** A session's budget as a client sets it: a limit left out is none (null). */
+const BudgetInput = Type.Object(
+  { tokens: Type.Optional(BudgetTokens), costUsd: Type.Optional(BudgetCostUsd) },
+  { additionalProperties: false, description: 'checked between model requests: a turn that reaches a limit waits on a budget request (raise or stop)' },
+);
+
 export const Session = Type.Object(
   {
     id: Type.String(),
@@ -51,6 +59,7 @@ export const Session = Type.Object(
       { usedTokens: Type.Integer(), window: Nullable(Type.Integer()) },
       { description: "input + output tokens of the session's last model request, as reported; window null when unknown" },
     ),
+    budget: Type.Object({ tokens: BudgetTokens, costUsd: BudgetCostUsd }, { description: 'the limits of spent at which a turn waits on a budget request' }),
     repository: Nullable(Type.Object({ url: Type.String(), ref: Nullable(Type.String()) })),
   },
   { title: 'Session' },
@@ -67,6 +76,7 @@ export const CreateSession = Type.Object(
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     title: Type.Optional(Type.String({ maxLength: 512 })),
     effort: Type.Optional(Effort),
+    budget: Type.Optional(BudgetInput),
     repository: Type.Optional(
       Type.Object(
         { url: Type.String({ minLength: 1, maxLength: 4096 }), ref: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) },
@@ -83,8 +93,9 @@ export const PatchSession = Type.Object(
     archived: Type.Optional(Type.Boolean()),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'a catalog id; the session\'s effort must suit it' })),
     effort: Type.Optional(Effort),
+    budget: Type.Optional(BudgetInput),
   },
-  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title, archived, model or effort' },
+  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title, archived, model, effort or budget' },
 );
 
 export const ForkSession = Type.Object(
@@ -205,7 +216,7 @@ export const HumanRequest = Type.Object(
     id: Type.String(),
     turnId: Type.String(),
     sessionId: Type.String(),
-    kind: Type.String({ description: 'tool_approval, root_access, plan_enter, plan_exit or plan_question' }),
+    kind: Type.String({ description: 'tool_approval, root_access, plan_enter, plan_exit, plan_question or budget' }),
     prompt: Type.String(),
     options: Type.Array(Type.String()),
     createdAt: Timestamp,
@@ -214,7 +225,7 @@ export const HumanRequest = Type.Object(
 );
 
 export const ResolveRequest = Type.Object(
-  { decision: Type.String({ minLength: 1, maxLength: 1024 }), value: Type.Optional(Type.String({ maxLength: 65536, description: 'the words with request_changes and custom; the reason the model is given with deny' })) },
+  { decision: Type.String({ minLength: 1, maxLength: 1024 }), value: Type.Optional(Type.String({ maxLength: 65536, description: 'the words with request_changes and custom; the reason the model is given with deny; the new limit with raise (a budget request)' })) },
   { title: 'ResolveRequest', additionalProperties: false },
 );
 

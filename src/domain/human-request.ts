@@ -1,6 +1,6 @@
 /** A question a tool puts to a human (CONTRACT.md §7), as the runtime holds it and the API shows it. */
 
-export type HumanRequestKind = 'tool_approval' | 'root_access' | 'plan_enter' | 'plan_exit' | 'plan_question';
+export type HumanRequestKind = 'tool_approval' | 'root_access' | 'plan_enter' | 'plan_exit' | 'plan_question' | 'budget';
 
 export interface HumanDecision {
   decision: string;

@@ -21,11 +21,23 @@ export interface SessionRecord {
   spentCostUsd: number | null;
   /** how full the context was after the session's last model request (CONTRACT.md §19) */
   context: SessionContext;
+  /** the limits of `spent` at which a turn stops to ask (CONTRACT.md §19) */
+  budget: SessionBudget;
   repository: { url: string; ref: string | null } | null;
   ownsCheckout: boolean;
   planMode: boolean;
   allowances: string[];
 }
+
+/** Each limit null when the session has none. */
+export interface SessionBudget {
+  /** input plus output tokens of every model request of the session */
+  tokens: number | null;
+  /** dollars, from the models file's prices */
+  costUsd: number | null;
+}
+
+export const NO_BUDGET: SessionBudget = { tokens: null, costUsd: null };
 
 export interface SessionContext {
   /** input plus output tokens of the last model request, as the provider reported them; 0 before any */

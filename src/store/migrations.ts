@@ -139,6 +139,13 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('human_requests_turn').on('human_requests').columns(['turn_id', 'status']).execute();
     },
   },
+  /** Budgets that ask (CONTRACT.md §19): a session's limits of `spent`, null where it has none. */
+  '0006_session_budgets': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('sessions').addColumn('budget_tokens', 'bigint').execute();
+      await db.schema.alterTable('sessions').addColumn('budget_cost_usd', 'double precision').execute();
+    },
+  },
   /*
    * A turn's change receipt (CONTRACT.md §20) on its history entry: JSON {changes, changesTruncated},
    * null for entries written before receipts and for entries no turn owns.

@@ -22,6 +22,9 @@ export interface SessionsTable {
   spent_cost_usd: number | null;
   context_used_tokens: number;
   context_window: number | null;
+  /** the session's budget (CONTRACT.md §19): null where it has no such limit */
+  budget_tokens: number | null;
+  budget_cost_usd: number | null;
   repository_url: string | null;
   repository_ref: string | null;
   owns_checkout: number;

@@ -112,7 +112,7 @@ async function insertAlone(db: Db, entry: PendingInsert): Promise<void> {
 const SESSION_COLUMNS = {
   id: true, boundary_id: true, created_at: true, updated_at: true, provider: true, connection: true, model: true,
   transport_model: true, dialect: true, cwd: true, effort: true, title: true, title_is_manual: true, archived: true,
-  usage_input: true, usage_output: true, usage_cached: true, spent_cost_usd: true, context_used_tokens: true, context_window: true, repository_url: true, repository_ref: true,
+  usage_input: true, usage_output: true, usage_cached: true, spent_cost_usd: true, context_used_tokens: true, context_window: true, budget_tokens: true, budget_cost_usd: true, repository_url: true, repository_ref: true,
   owns_checkout: true, plan_mode: true, allowances: true,
 } as const;
 
@@ -182,7 +182,7 @@ export async function updateSessionFields(
   db: Db,
   boundaryId: string,
   id: string,
-  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt' | 'ownsCheckout' | 'effort' | 'spentCostUsd'>> & {
+  fields: Partial<Pick<SessionRecord, 'title' | 'titleIsManual' | 'archived' | 'planMode' | 'allowances' | 'updatedAt' | 'ownsCheckout' | 'effort' | 'spentCostUsd' | 'budget'>> & {
     /** the catalog model the session moves to, with the connection it speaks through */
     model?: Pick<SessionRecord, 'provider' | 'connection' | 'model' | 'transportModel' | 'dialect'> & { contextWindow: number | null };
   },
@@ -194,6 +194,7 @@ export async function updateSessionFields(
   }
   if (fields.effort !== undefined) row.effort = fields.effort;
   if (fields.spentCostUsd !== undefined) row.spent_cost_usd = fields.spentCostUsd;
+  if (fields.budget !== undefined) Object.assign(row, { budget_tokens: fields.budget.tokens, budget_cost_usd: fields.budget.costUsd });
   if (fields.title !== undefined) row.title = encodeStoredText(fields.title);
   if (fields.titleIsManual !== undefined) row.title_is_manual = fields.titleIsManual ? 1 : 0;
   if (fields.archived !== undefined) row.archived = fields.archived ? 1 : 0;
@@ -265,6 +266,8 @@ export function toRow(boundaryId: string, session: SessionRecord): SessionsTable
     spent_cost_usd: session.spentCostUsd,
     context_used_tokens: session.context.usedTokens,
     context_window: session.context.window,
+    budget_tokens: session.budget.tokens,
+    budget_cost_usd: session.budget.costUsd,
     repository_url: session.repository?.url ?? null,
     repository_ref: session.repository?.ref ?? null,
     owns_checkout: session.ownsCheckout ? 1 : 0,
@@ -291,6 +294,7 @@ export function fromRow(row: SessionsTable): SessionRecord {
     usage: { input: Number(row.usage_input), output: Number(row.usage_output), cached: Number(row.usage_cached) },
     spentCostUsd: row.spent_cost_usd === null ? null : Number(row.spent_cost_usd),
     context: { usedTokens: Number(row.context_used_tokens), window: row.context_window === null ? null : Number(row.context_window) },
+    budget: { tokens: row.budget_tokens === null ? null : Number(row.budget_tokens), costUsd: row.budget_cost_usd === null ? null : Number(row.budget_cost_usd) },
     repository: row.repository_url ? { url: row.repository_url, ref: row.repository_ref } : null,
     ownsCheckout: row.owns_checkout === 1,
     planMode: row.plan_mode === 1,

@@ -33,6 +33,6 @@ export function sessionRecord(title = 'Untitled'): SessionRecord {
   return {
     id: uuidv7(), createdAt: now, updatedAt: now, provider: 'fake', connection: 'fake', model: 'm', transportModel: null,
     dialect: 'openai-responses', cwd: '/tmp', effort: 'none', title, titleIsManual: false, archived: false,
-    usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: null, context: { usedTokens: 0, window: null }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
+    usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: null, context: { usedTokens: 0, window: null }, budget: { tokens: null, costUsd: null }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
   };
 }

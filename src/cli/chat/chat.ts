@@ -7,8 +7,9 @@ import { showRecentTurns } from './sessions.ts';
 import { StatusLine } from './status-line.ts';
 import { TerminalScreen, type OutputStream } from './terminal-screen.ts';
 
-/** Options that need text typed after the key: the value of the resolve. */
-const OPTIONS_WITH_TEXT = new Set(['custom', 'request_changes']);
+/** Options that need text typed after the key: the value of the resolve (a budget's raise: the new limit). */
+const OPTIONS_WITH_TEXT = new Set(['custom', 'request_changes', 'raise']);
+const WORDS_QUESTION: Record<string, string> = { deny: 'why (the model is told): ', raise: 'new limit: ' };
 const KEYS = '123456789abcdefghijklmnopqrstuvwxyz'.split('');
 /** A line typed while the server restarts waits for it: about a minute of retries (5 s apart at most). */
 const SUBMIT_RETRIES = 15;
@@ -434,7 +435,7 @@ export class Chat {
     this.pending = null;
     let value: string | undefined;
     if (choice.asksWords) {
-      const words = await this.askWords(choice.decision === 'deny' ? 'why (the model is told): ' : 'your words: ');
+      const words = await this.askWords(WORDS_QUESTION[choice.decision] ?? 'your words: ');
       if (words === null) return;
       value = words;
     }
@@ -444,6 +445,8 @@ export class Chat {
       if (this.active && !this.pending) this.status.start(false);
     } catch (error) {
       this.output.error(describeError(error));
+      // a refused answer (a raise not above spent) leaves the request waiting: ask it again
+      if (error instanceof AgentdError && error.code === 'invalid_decision' && !this.pending) this.ask(pending.request);
     }
   }
 

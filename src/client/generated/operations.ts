@@ -44,6 +44,11 @@ export type Session = {
     usedTokens: number;
     window: number | null;
   };
+  /** the limits of spent at which a turn waits on a budget request */
+  budget: {
+    tokens: number | null;
+    costUsd: number | null;
+  };
   repository: {
     url: string;
     ref: string | null;
@@ -60,19 +65,29 @@ export type CreateSession = {
   model?: string;
   title?: string;
   effort?: "none" | "low" | "medium" | "high" | "xhigh" | "max";
+  /** checked between model requests: a turn that reaches a limit waits on a budget request (raise or stop) */
+  budget?: {
+    tokens?: number | null;
+    costUsd?: number | null;
+  };
   repository?: {
     url: string;
     ref?: string;
   };
 };
 
-/** exactly one of title, archived, model or effort */
+/** exactly one of title, archived, model, effort or budget */
 export type PatchSession = {
   title?: string;
   archived?: boolean;
   /** a catalog id; the session's effort must suit it */
   model?: string;
   effort?: "none" | "low" | "medium" | "high" | "xhigh" | "max";
+  /** checked between model requests: a turn that reaches a limit waits on a budget request (raise or stop) */
+  budget?: {
+    tokens?: number | null;
+    costUsd?: number | null;
+  };
 };
 
 export type ForkSession = {
@@ -168,7 +183,7 @@ export type HumanRequest = {
   id: string;
   turnId: string;
   sessionId: string;
-  /** tool_approval, root_access, plan_enter, plan_exit or plan_question */
+  /** tool_approval, root_access, plan_enter, plan_exit, plan_question or budget */
   kind: string;
   prompt: string;
   options: string[];
@@ -178,7 +193,7 @@ export type HumanRequest = {
 
 export type ResolveRequest = {
   decision: string;
-  /** the words with request_changes and custom; the reason the model is given with deny */
+  /** the words with request_changes and custom; the reason the model is given with deny; the new limit with raise (a budget request) */
   value?: string;
 };
 

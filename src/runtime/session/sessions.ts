@@ -10,7 +10,7 @@ import type { CreateSessionBody, PatchSessionBody } from '../../api/schemas.ts';
 import * as sessionsTable from '../../store/sessions.ts';
 import type { ArchiveFilter, SessionCursor } from '../../store/sessions.ts';
 import { sessionRowCache } from '../../store/session-row-cache.ts';
-import type { SessionRecord } from '../../domain/session.ts';
+import type { SessionBudget, SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
 import { sessionHasActiveTurn } from '../../store/turn-leases.ts';
@@ -65,6 +65,7 @@ export class SessionService {
       usage: { input: 0, output: 0, cached: 0 },
       spentCostUsd: model.prices ? 0 : null,
       context: { usedTokens: 0, window: model.contextWindow },
+      budget: budgetOf(body.budget),
       repository: body.repository ? { url: body.repository.url, ref: body.repository.ref ?? null } : null,
       ownsCheckout: repository !== null,
       planMode: false,
@@ -90,8 +91,8 @@ export class SessionService {
 
   async patch(rawId: string, body: PatchSessionBody): Promise<SessionRecord> {
     const fields = Object.keys(body);
-    if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title, archived, model or effort');
-    if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title, archived, model or effort per request');
+    if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title, archived, model, effort or budget');
+    if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title, archived, model, effort or budget per request');
     const session = await this.get(rawId);
     const id = session.id;
     await this.requireIdle(id);
@@ -105,6 +106,10 @@ export class SessionService {
       changed = { ...session, archived: body.archived, updatedAt };
     } else if (body.model !== undefined) {
       changed = await this.switchModel(session, body.model, updatedAt);
+    } else if (body.budget !== undefined) {
+      const budget = budgetOf(body.budget);
+      await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { budget, updatedAt });
+      changed = { ...session, budget, updatedAt };
     } else {
       changed = await this.changeEffort(session, body.effort!, updatedAt);
     }
@@ -197,6 +202,11 @@ export class SessionService {
     if (!located.exists || !isDirectory(located.resolved)) throw new ApiError('invalid_workspace', 'cwd is not an existing directory');
     return located.resolved;
   }
+}
+
+/** A budget as the client gave it: a limit left out is none. */
+function budgetOf(input: CreateSessionBody['budget']): SessionBudget {
+  return { tokens: input?.tokens ?? null, costUsd: input?.costUsd ?? null };
 }
 
 export function resolveEffort(model: CatalogModel, requested: Effort | undefined): Effort {

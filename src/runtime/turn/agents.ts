@@ -1,7 +1,7 @@
 import { AgentLoopFailure, runAgentLoop, type AgentLoopResult, type ToolCall, type ToolCallResult } from '../../agent/loop.ts';
 import type { RetryPolicy } from '../../agent/model-step.ts';
 import type { AgentRun } from '../../agent/telemetry.ts';
-import type { ProviderAdapter } from '../../agent/providers/types.ts';
+import type { Completion, ProviderAdapter } from '../../agent/providers/types.ts';
 import { parseSpawnAgent, SPAWN_AGENT, spawnAgentSpec } from '../../agent/tools/spawn-agent.ts';
 import { ToolError } from '../../agent/tools/types.ts';
 import type { CatalogModel } from '../../config/models-file.ts';
@@ -30,6 +30,8 @@ export interface AgentSupervisorDeps {
   signal: AbortSignal;
   maxSteps: number;
   retry: RetryPolicy;
+  /** the turn's budget, asked before each model request of every agent */
+  beforeRequest?: () => Promise<Completion | null>;
 }
 
 /**
@@ -107,6 +109,7 @@ export class AgentSupervisor {
         maxSteps: this.deps.maxSteps,
         retry: this.deps.retry,
         runsConcurrently: this.runsConcurrently,
+        beforeRequest: this.deps.beforeRequest,
         stepCompleted: (text, calls) => agents.addStep(child, 'completed', calls > 0 ? `model step (${calls} tool call${calls === 1 ? '' : 's'})` : 'model step', text),
       });
     } catch (error) {

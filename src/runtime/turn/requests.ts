@@ -12,8 +12,12 @@ import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
 
+/** Refuses an answer the asker cannot take (422 invalid_decision with the reason); null takes it. */
+export type DecisionCheck = (answer: HumanDecision) => string | null;
+
 interface PendingRequest {
   request: HumanRequestRecord;
+  check?: DecisionCheck;
   resolve(decision: HumanDecision): void;
   reject(error: Error): void;
 }
@@ -60,7 +64,7 @@ export class RequestBroker {
    * Publishes a request and waits for its answer. A request over 64 KiB of JSON or 100 options is
    * never published: it fails closed with a `warning` event and HumanRequestRefused.
    */
-  ask(question: HumanQuestion, onWaiting: () => void, signal?: AbortSignal): Promise<HumanDecision> {
+  ask(question: HumanQuestion, onWaiting: () => void, signal?: AbortSignal, check?: DecisionCheck): Promise<HumanDecision> {
     const { sessionId, turnId, kind, options } = question;
     const adopted = this.takeAdoptable(question);
     if (adopted) return this.rejoin(adopted.request, adopted.answer, onWaiting);
@@ -74,7 +78,7 @@ export class RequestBroker {
     }
     const publish = () =>
       new Promise<HumanDecision>((resolve, reject) => {
-        this.pending.set(request.id, { request, resolve, reject });
+        this.pending.set(request.id, { request, check, resolve, reject });
         this.metrics.humanRequestOpened();
         this.pollForAnswers();
         onWaiting();
@@ -180,7 +184,9 @@ export class RequestBroker {
     if (!entry.request.options.includes(decision)) {
       throw new ApiError('invalid_decision', `decision must be one of: ${entry.request.options.join(', ')}`);
     }
-    this.answer(entry, value === undefined ? { decision } : { decision, value });
+    const answer = value === undefined ? { decision } : { decision, value };
+    refuseUnfit(entry, answer);
+    this.answer(entry, answer);
     return entry.request;
   }
 
@@ -216,6 +222,9 @@ export class RequestBroker {
   /** The first answer wins on whichever instance it came to; the owner acts on it here or at its next poll. */
   private async resolveShared(shared: SharedRequests, rawId: string, answer: HumanDecision): Promise<HumanRequestRecord> {
     const id = normalizeUuid(rawId);
+    // Checked where the asker is; an answer given on another instance is checked by the asker itself.
+    const local = id ? this.pending.get(id) : undefined;
+    if (local && local.request.options.includes(answer.decision)) refuseUnfit(local, answer);
     const outcome = id ? await resolveHumanRequest(shared.db, shared.boundaryId, id, answer) : ({ kind: 'not_found' } as const);
     switch (outcome.kind) {
       case 'not_found':
@@ -276,4 +285,9 @@ export class RequestBroker {
     // Remember consumed ids for the 409, but bounded.
     if (this.consumed.size > 10_000) this.consumed.delete(this.consumed.values().next().value!);
   }
+}
+
+function refuseUnfit(entry: PendingRequest, answer: HumanDecision): void {
+  const refusal = entry.check?.(answer);
+  if (refusal) throw new ApiError('invalid_decision', refusal);
 }

@@ -1,6 +1,6 @@
 import type { TurnReceipt } from './turn-receipt.ts';
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
-import type { RequestBroker } from './requests.ts';
+import type { DecisionCheck, RequestBroker } from './requests.ts';
 import { TurnHandedOver, TurnLeaseLost } from './turn-leases.ts';
 import { StaleTurnWrite } from '../../store/turns.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
@@ -22,7 +22,7 @@ export interface TurnToolPort {
   /** aborts when the turn is cancelled */
   readonly signal: AbortSignal;
   /** publishes a human request and waits for its answer; the turn is `waiting_for_input` meanwhile */
-  askHuman(kind: HumanRequestKind, prompt: string, options: string[]): Promise<HumanDecision>;
+  askHuman(kind: HumanRequestKind, prompt: string, options: string[], check?: DecisionCheck): Promise<HumanDecision>;
 }
 
 /** How the port tells the turn's owner that the turn waits for a human, and that it goes on. */
@@ -52,7 +52,7 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
     turnId,
     agentId,
     signal,
-    async askHuman(kind, prompt, options) {
+    async askHuman(kind, prompt, options, check) {
       // A cancel that came while an earlier answer was being stored must not leave a request (and
       // the cancel) waiting forever: an aborted signal never fires 'abort' again.
       signal.throwIfAborted();
@@ -60,7 +60,7 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
       const answer = requests.ask({ sessionId, turnId, agentId, kind, prompt, options }, () => {
         waitingWrite = report.waiting();
         waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
-      }, signal);
+      }, signal, check);
       // A turn that is no longer this instance's (taken over, lost, handed over) keeps its request
       // for the next owner; a cancel withdraws it.
       const onAbort = () => (isLetGo(signal.reason) ? requests.letGo(turnId, signal.reason as Error) : requests.cancelTurn(turnId, new Error('cancelled')));

@@ -16,7 +16,9 @@ import { storeTerminalTurn, storeTurnEnd } from '../../store/eventual-turn-write
 import { readTurnText, StaleTurnWrite, updateTurn } from '../../store/turns.ts';
 import type { OutboxWrite } from '../../store/webhook-outbox.ts';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
-import { findSession } from '../../store/sessions.ts';
+import { findSession, updateSessionFields } from '../../store/sessions.ts';
+import { costOf } from '../../agent/telemetry.ts';
+import { BUDGET_OPTIONS, meteredAdapter, TurnBudget } from './turn-budget.ts';
 import { toSessionDto } from '../../api/dto.ts';
 import { type TurnRecord, type TurnText } from '../../domain/turn.ts';
 import { userMessageItem, writeTurnFiles } from '../../workspace/attachments.ts';
@@ -252,7 +254,9 @@ export class TurnRunner {
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
-      const adapter = instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry);
+      const budget = this.budgetOf(turn, model);
+      const adapter = meteredAdapter(instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry), (usage) => budget.spend(usage));
+      const beforeRequest = () => budget.beforeRequest();
       const view = boundary.tools.viewOf(session.cwd);
       // read again each turn, so an edit of AGENTS.md reaches the next turn; never stored in history
       const project = boundary.projectInstructions ? await this.projectInstructions(boundary.tools.executor, view, record.id) : null;
@@ -264,6 +268,7 @@ export class TurnRunner {
         toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port, receipt }),
         portFor: (agentId) => this.portFor(turn, agentId),
         instructions: instructionsFor,
+        beforeRequest,
       });
       const tools = agents.withSpawnAgent(await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null), receipt }), null);
       hub.emit('agent.turn.started', session.id, record.id, {});
@@ -290,6 +295,7 @@ export class TurnRunner {
           resumeFrom: resume?.steps,
           persist: this.deps.leases ? this.journal(turn, resume?.steps.length ?? 0) : undefined,
           steering: turn.steering,
+          beforeRequest,
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {
@@ -319,6 +325,18 @@ export class TurnRunner {
         throw error;
       }
     };
+  }
+
+  /** What the turn may spend: its budget requests are the main agent's, whichever agent reached the limit. */
+  private budgetOf(turn: ActiveTurn, model: CatalogModel): TurnBudget {
+    const { session } = turn;
+    return new TurnBudget(session, (usage) => costOf(model, usage), {
+      ask: (prompt, check) => this.portFor(turn, null).askHuman('budget', prompt, BUDGET_OPTIONS, check),
+      raised: async (budget) => {
+        await updateSessionFields(this.deps.boundary.db, this.deps.boundary.id, session.id, { budget, updatedAt: nowIso() });
+        await this.announceSession(session.id);
+      },
+    });
   }
 
   /** The turn's whole text: the in-memory record holds it unless it was bounded, then the row does. */
@@ -414,7 +432,7 @@ export class TurnRunner {
       }
     }
     if (ending.history.usage) this.telemetry.metrics.tokensUsed(ending.history.usage, this.tenant);
-    if (retitled) await this.announceRetitled(session.id);
+    if (retitled) await this.announceSession(session.id);
     await this.keepRevert(turn);
     this.settle(turn, step);
   }
@@ -460,8 +478,11 @@ export class TurnRunner {
     return this.deps.webhooks.write({ type, at: step.record.finishedAt ?? nowIso(), sessionId: turn.session.id, turnId: step.record.id, data: step.event!.data });
   }
 
-  /** The first turn named the session: a renaming like a PATCH's, so `session.updated` says so. */
-  private async announceRetitled(sessionId: string): Promise<void> {
+  /**
+   * The turn changed the session as a PATCH would (its first turn named it, a budget request raised
+   * its budget): `session.updated` says so.
+   */
+  private async announceSession(sessionId: string): Promise<void> {
     const { boundary, hub } = this.deps;
     const renamed = await findSession(boundary.db, boundary.id, sessionId).catch((error: unknown) => {
       this.deps.logger.warn({ err: error, sessionId }, 'could not read the renamed session to announce it');

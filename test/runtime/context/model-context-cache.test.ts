@@ -23,7 +23,7 @@ function session(): SessionRecord {
   return {
     id: uuidv7(), createdAt: now, updatedAt: now, provider: 'fake', connection: 'fake', model: 'm', transportModel: null,
     dialect: 'openai-responses', cwd: '/tmp', effort: 'none', title: 'Untitled', titleIsManual: false, archived: false,
-    usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: null, context: { usedTokens: 0, window: null }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
+    usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: null, context: { usedTokens: 0, window: null }, budget: { tokens: null, costUsd: null }, repository: null, ownsCheckout: false, planMode: false, allowances: [],
   };
 }
 
