@@ -13,6 +13,8 @@ export interface ToolCall {
   /** JSON arguments for function tools, raw text for custom tools */
   input: string;
   item: CanonicalItem;
+  /** the provider's id of the call's output item, when it gives one */
+  itemId?: string;
 }
 
 export interface ToolCallResult {
@@ -308,12 +310,17 @@ async function mapBounded<T, R>(items: T[], limit: number, work: (item: T) => Pr
 
 export function toToolCall(item: CanonicalItem): ToolCall | null {
   if (item.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
-    return { callId: item.call_id, name: item.name, kind: 'function', input: typeof item.arguments === 'string' ? item.arguments : '{}', item };
+    return { callId: item.call_id, name: item.name, kind: 'function', input: typeof item.arguments === 'string' ? item.arguments : '{}', item, ...providerItemId(item) };
   }
   if (item.type === 'custom_tool_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
-    return { callId: item.call_id, name: item.name, kind: 'custom', input: typeof item.input === 'string' ? item.input : '', item };
+    return { callId: item.call_id, name: item.name, kind: 'custom', input: typeof item.input === 'string' ? item.input : '', item, ...providerItemId(item) };
   }
   return null;
+}
+
+/** A canonical item's own id as the provider gave it (OpenAI Responses items have one). */
+function providerItemId(item: CanonicalItem): { itemId?: string } {
+  return typeof item.id === 'string' && item.id !== '' ? { itemId: item.id } : {};
 }
 
 function toolOutputItem(call: ToolCall, output: string): CanonicalItem {

@@ -3,10 +3,11 @@ import { ProviderError, type CanonicalItem, type Completion, type ModelRequest, 
 
 /** What the agent loop is told while a step streams; the runtime turns these into SSE events. */
 export interface StepListener {
-  textDelta(text: string): void;
-  reasoningDelta(text: string): void;
-  toolStarted(callId: string, name: string, kind: ToolKind): void;
-  toolArguments(callId: string, name: string, kind: ToolKind, argumentsSoFar: string): void;
+  /** `itemId`: the provider's id of the output item, when it gives one (CONTRACT.md §19) */
+  textDelta(text: string, itemId?: string): void;
+  reasoningDelta(text: string, itemId?: string): void;
+  toolStarted(callId: string, name: string, kind: ToolKind, itemId?: string): void;
+  toolArguments(callId: string, name: string, kind: ToolKind, argumentsSoFar: string, itemId?: string): void;
   /** an attempt failed and will be retried after `delayMs` (display-only events) */
   attemptFailed(error: ProviderError, attempt: number, delayMs: number, startedCallIds: string[]): void;
 }
@@ -75,7 +76,7 @@ export async function runModelStep(
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     const items: CanonicalItem[] = [];
-    const argumentsByCall = new Map<string, { name: string; kind: ToolKind; text: string }>();
+    const argumentsByCall = new Map<string, { name: string; kind: ToolKind; text: string; itemId: string | undefined }>();
     let text = '';
     let outputChars = 0;
     const countOutput = (delta: string) => {
@@ -93,22 +94,22 @@ export async function runModelStep(
             case 'text.delta':
               countOutput(event.text);
               text += event.text;
-              listener.textDelta(event.text);
+              listener.textDelta(event.text, event.itemId);
               break;
             case 'reasoning.delta':
               countOutput(event.text);
-              listener.reasoningDelta(event.text);
+              listener.reasoningDelta(event.text, event.itemId);
               break;
             case 'tool.started':
-              argumentsByCall.set(event.callId, { name: event.name, kind: event.kind, text: '' });
-              listener.toolStarted(event.callId, event.name, event.kind);
+              argumentsByCall.set(event.callId, { name: event.name, kind: event.kind, text: '', itemId: event.itemId });
+              listener.toolStarted(event.callId, event.name, event.kind, event.itemId);
               break;
             case 'tool.arguments.delta': {
               countOutput(event.delta);
               const call = argumentsByCall.get(event.callId);
               if (!call) break;
               call.text += event.delta;
-              listener.toolArguments(event.callId, call.name, call.kind, call.text);
+              listener.toolArguments(event.callId, call.name, call.kind, call.text, call.itemId);
               break;
             }
             case 'item.done':

@@ -15,6 +15,8 @@ const DisplayOnly = Type.Literal(true, { description: 'presentation only, never 
 const Truncated = Type.Boolean({ description: 'the text was cut at 16,383 characters and ends with …' });
 const BoundedText = Type.Object({ text: Type.String(), truncated: Truncated });
 const TerminalTurn = Type.Object({ error: Nullable(Type.String()) });
+const ItemId = Type.Optional(Type.String({ description: "the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none" }));
+const TextDelta = Type.Object({ text: Type.String(), truncated: Truncated, itemId: ItemId });
 const ToolKind = Type.Union([Type.Literal('function'), Type.Literal('custom'), Type.Literal('computer'), Type.Literal('computer_function')]);
 const ToolCall = Type.Object({
   callId: Type.String(),
@@ -24,6 +26,7 @@ const ToolCall = Type.Object({
   async: Type.Boolean(),
   argumentsTruncated: Type.Boolean(),
   arguments: Nullable(Type.String({ description: 'null when encrypted or not streamed yet' })),
+  itemId: ItemId,
 });
 const EventUsage = Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), cachedTokens: Type.Integer() });
 const SetupTarget = Type.Object({ repository: Type.String(), branch: Type.String() });
@@ -64,8 +67,8 @@ export const EVENT_CATALOGUE = {
       completion: TurnCompletion,
     }),
   },
-  'response.text.delta': { sent: 'the model streams answer text (plan text too)', data: BoundedText },
-  'response.reasoning.delta': { sent: 'the model streams reasoning text', data: BoundedText },
+  'response.text.delta': { sent: 'the model streams answer text (plan text too)', data: TextDelta },
+  'response.reasoning.delta': { sent: 'the model streams reasoning text', data: TextDelta },
   'warning': { sent: 'something the user should know that does not end the turn', data: BoundedText },
   'provider.limit': {
     sent: 'the provider rate-limited a model request (HTTP 429 or 529), before the retry',
@@ -95,10 +98,13 @@ export const EVENT_CATALOGUE = {
   'tool.started': { sent: 'the model began a tool call; its arguments are still streaming', data: ToolCall },
   'tool.arguments.updated': { sent: 'more of a tool call\'s arguments streamed (all of them so far)', data: ToolCall },
   'tool.updated': { sent: 'a tool call\'s arguments are complete, just before policy and execution', data: ToolCall },
-  'tool.output.updated': { sent: 'a running tool produced output', data: Type.Object({ name: Type.String(), output: Type.String(), truncated: Truncated }) },
+  'tool.output.updated': {
+    sent: 'a running tool produced output',
+    data: Type.Object({ callId: Type.String(), name: Type.String(), output: Type.String(), truncated: Truncated, itemId: ItemId }),
+  },
   'tool.finished': {
     sent: 'a tool call ended (run, refused or invalid); its output goes back to the model',
-    data: Type.Object({ callId: Type.String(), kind: ToolKind, output: Type.String(), async: Type.Boolean(), truncated: Truncated, imageCount: Type.Integer() }),
+    data: Type.Object({ callId: Type.String(), kind: ToolKind, output: Type.String(), async: Type.Boolean(), truncated: Truncated, imageCount: Type.Integer(), itemId: ItemId }),
   },
   'tool.retracted': { sent: 'a tool call started by a failed model attempt is withdrawn', data: Type.Object({ callId: Type.String(), displayOnly: DisplayOnly }) },
   'agent.started': {

@@ -43,10 +43,11 @@ export interface Completion {
 }
 
 export type ProviderEvent =
-  | { type: 'text.delta'; text: string }
-  | { type: 'reasoning.delta'; text: string }
+  /** `itemId`: the provider's id of the output item the text belongs to, when it gives one */
+  | { type: 'text.delta'; text: string; itemId?: string }
+  | { type: 'reasoning.delta'; text: string; itemId?: string }
   /** A tool call began streaming; arguments follow as deltas. */
-  | { type: 'tool.started'; callId: string; name: string; kind: ToolKind }
+  | { type: 'tool.started'; callId: string; name: string; kind: ToolKind; itemId?: string }
   | { type: 'tool.arguments.delta'; callId: string; delta: string }
   /** An output item in its final form, in output order. These become canonical history. */
   | { type: 'item.done'; item: CanonicalItem }

@@ -380,6 +380,8 @@ export type EventEnvelope = {
     text: string;
     /** the text was cut at 16,383 characters and ends with … */
     truncated: boolean;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;
@@ -392,6 +394,8 @@ export type EventEnvelope = {
     text: string;
     /** the text was cut at 16,383 characters and ends with … */
     truncated: boolean;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;
@@ -489,6 +493,8 @@ export type EventEnvelope = {
     async: boolean;
     argumentsTruncated: boolean;
     arguments: string | null;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;
@@ -505,6 +511,8 @@ export type EventEnvelope = {
     async: boolean;
     argumentsTruncated: boolean;
     arguments: string | null;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;
@@ -521,6 +529,8 @@ export type EventEnvelope = {
     async: boolean;
     argumentsTruncated: boolean;
     arguments: string | null;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;
@@ -530,10 +540,13 @@ export type EventEnvelope = {
   /** UTC, ISO-8601 with milliseconds */
   at: string;
   data: {
+    callId: string;
     name: string;
     output: string;
     /** the text was cut at 16,383 characters and ends with … */
     truncated: boolean;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;
@@ -550,6 +563,8 @@ export type EventEnvelope = {
     /** the text was cut at 16,383 characters and ends with … */
     truncated: boolean;
     imageCount: number;
+    /** the provider's id of the output item (OpenAI Responses gives one); absent when the provider gives none */
+    itemId?: string;
   };
 } | {
   id: number;

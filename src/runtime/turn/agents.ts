@@ -11,7 +11,7 @@ import type { SessionRecord } from '../../domain/session.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { TurnToolPort } from './tool-port.ts';
 import type { AgentParent, ChildAgent, TurnAgents } from './turn-agents.ts';
-import { streamEventListener, toolCallPayload } from './turn-events.ts';
+import { streamEventListener, toolCallPayload, withItemId } from './turn-events.ts';
 import { describeFailure } from './turn-outcome.ts';
 import type { TurnTools } from './tool-port.ts';
 
@@ -57,10 +57,10 @@ export class AgentSupervisor {
 
   private async spawn(call: ToolCall, parent: AgentParent): Promise<ToolCallResult> {
     const { hub, session, turnId, agents } = this.deps;
-    hub.emit('tool.updated', session.id, turnId, toolCallPayload(call.callId, call.name, call.kind, call.input));
+    hub.emit('tool.updated', session.id, turnId, toolCallPayload(call.callId, call.name, call.kind, call.input, call.itemId));
     const finish = (output: string): ToolCallResult => {
       const bounded = boundEventText(output);
-      hub.emit('tool.finished', session.id, turnId, { callId: call.callId, kind: call.kind, output: bounded.text, async: false, truncated: bounded.truncated, imageCount: 0 });
+      hub.emit('tool.finished', session.id, turnId, { callId: call.callId, kind: call.kind, output: bounded.text, async: false, truncated: bounded.truncated, imageCount: 0, ...withItemId(call.itemId) });
       return { output, truncated: false };
     };
     let args: { label: string; prompt: string };

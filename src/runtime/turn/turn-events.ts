@@ -7,18 +7,23 @@ import type { EventHub } from '../event-hub.ts';
  * The payload of `tool.started`, `tool.arguments.updated` and `tool.updated`: one call's identity
  * and its arguments so far (null before any arrived), bounded like all event text.
  */
-export function toolCallPayload(callId: string, name: string, kind: ToolKind, argumentsText: string | null) {
+export function toolCallPayload(callId: string, name: string, kind: ToolKind, argumentsText: string | null, itemId?: string) {
   const bounded = argumentsText === null ? null : boundEventText(argumentsText);
-  return { callId, name, kind, argumentsEncrypted: false, async: false, argumentsTruncated: bounded?.truncated ?? false, arguments: bounded?.text ?? null };
+  return { callId, name, kind, argumentsEncrypted: false, async: false, argumentsTruncated: bounded?.truncated ?? false, arguments: bounded?.text ?? null, ...withItemId(itemId) };
+}
+
+/** The optional `itemId` of text, reasoning and tool events: present only when the provider gave one. */
+export function withItemId(itemId: string | undefined): { itemId?: string } {
+  return itemId === undefined ? {} : { itemId };
 }
 
 /** Provider stream → SSE events of one turn, with event text bounded and truncation flags set. */
 export function streamEventListener(hub: EventHub, sessionId: string, turnId: string): StepListener {
   return {
-    textDelta: (text) => hub.emitText('response.text.delta', sessionId, turnId, text),
-    reasoningDelta: (text) => hub.emitText('response.reasoning.delta', sessionId, turnId, text),
-    toolStarted: (callId, name, kind) => hub.emit('tool.started', sessionId, turnId, toolCallPayload(callId, name, kind, null)),
-    toolArguments: (callId, name, kind, soFar) => hub.emit('tool.arguments.updated', sessionId, turnId, toolCallPayload(callId, name, kind, soFar)),
+    textDelta: (text, itemId) => hub.emit('response.text.delta', sessionId, turnId, { ...boundEventText(text), ...withItemId(itemId) }),
+    reasoningDelta: (text, itemId) => hub.emit('response.reasoning.delta', sessionId, turnId, { ...boundEventText(text), ...withItemId(itemId) }),
+    toolStarted: (callId, name, kind, itemId) => hub.emit('tool.started', sessionId, turnId, toolCallPayload(callId, name, kind, null, itemId)),
+    toolArguments: (callId, name, kind, soFar, itemId) => hub.emit('tool.arguments.updated', sessionId, turnId, toolCallPayload(callId, name, kind, soFar, itemId)),
     attemptFailed: (error, attempt, delayMs, startedCallIds) => {
       for (const callId of startedCallIds) hub.emit('tool.retracted', sessionId, turnId, { callId, displayOnly: true });
       if (error.status === 429 || error.status === 529) {

@@ -4,7 +4,7 @@ import type { ToolRegistry } from '../../agent/tools/registry.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
 import { updateSessionFields } from '../../store/sessions.ts';
 import { HumanRequestRefused } from './requests.ts';
-import { toolCallPayload } from './turn-events.ts';
+import { toolCallPayload, withItemId } from './turn-events.ts';
 import { isMcpToolName } from '../../mcp/tool-names.ts';
 import { NO_TELEMETRY, recordToolCall, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import type { ToolCallOutcome } from '../../telemetry/recorder.ts';
@@ -49,10 +49,10 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
   async function run(call: ToolCall): Promise<CallEnd> {
     const finish = (output: string, truncated: boolean, outcome: ToolCallOutcome): CallEnd => {
       const bounded = boundEventText(output);
-      hub.emit('tool.finished', sessionId, turnId, { callId: call.callId, kind: call.kind, output: bounded.text, async: false, truncated: truncated || bounded.truncated, imageCount: 0 });
+      hub.emit('tool.finished', sessionId, turnId, { callId: call.callId, kind: call.kind, output: bounded.text, async: false, truncated: truncated || bounded.truncated, imageCount: 0, ...withItemId(call.itemId) });
       return { result: { output, truncated }, outcome };
     };
-    hub.emit('tool.updated', sessionId, turnId, toolCallPayload(call.callId, call.name, call.kind, call.input));
+    hub.emit('tool.updated', sessionId, turnId, toolCallPayload(call.callId, call.name, call.kind, call.input, call.itemId));
     const context = { ...boundary.tools.viewOf(session.cwd), executor: boundary.tools.executor };
     const prepared = registry.prepare({ name: call.name, input: call.input }, context);
     if (!prepared.ok) return finish(prepared.outcome.output, prepared.outcome.truncated, 'error');
@@ -83,7 +83,7 @@ export function createTurnTools(scope: TurnToolScope, registry: ToolRegistry, op
       unattended: authorization.unattended,
       onOutput: (chunk) => {
         const text = boundEventText(chunk);
-        hub.emit('tool.output.updated', sessionId, turnId, { name: call.name, output: text.text, truncated: text.truncated });
+        hub.emit('tool.output.updated', sessionId, turnId, { callId: call.callId, name: call.name, output: text.text, truncated: text.truncated, ...withItemId(call.itemId) });
       },
       requestHuman,
     });

@@ -163,15 +163,15 @@ class ResponseStreamTranslator {
         return;
       case 'response.output_text.delta':
       case 'response.refusal.delta':
-        if (typeof event.delta === 'string' && event.delta !== '') yield { type: 'text.delta', text: event.delta };
+        if (typeof event.delta === 'string' && event.delta !== '') yield { type: 'text.delta', text: event.delta, ...itemIdOf(event.item_id) };
         return;
       case 'response.reasoning_summary_part.added':
         // Separate summary sections the way they are shown: as paragraphs.
-        if (typeof event.summary_index === 'number' && event.summary_index > 0) yield { type: 'reasoning.delta', text: '\n\n' };
+        if (typeof event.summary_index === 'number' && event.summary_index > 0) yield { type: 'reasoning.delta', text: '\n\n', ...itemIdOf(event.item_id) };
         return;
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
-        if (typeof event.delta === 'string' && event.delta !== '') yield { type: 'reasoning.delta', text: event.delta };
+        if (typeof event.delta === 'string' && event.delta !== '') yield { type: 'reasoning.delta', text: event.delta, ...itemIdOf(event.item_id) };
         return;
       case 'response.function_call_arguments.delta':
       case 'response.custom_tool_call_input.delta':
@@ -217,7 +217,7 @@ class ResponseStreamTranslator {
     const name = typeof item.name === 'string' ? item.name : (BUILT_IN_CALL_NAMES[itemType] ?? itemType);
     this.callIdsByItem.set(itemKey({ item_id: item.id, output_index: event.output_index }), callId);
     if (typeof item.id === 'string') this.callIdsByItem.set(item.id, callId);
-    yield { type: 'tool.started', callId, name, kind };
+    yield { type: 'tool.started', callId, name, kind, ...itemIdOf(item.id) };
   }
 
   private *argumentsDelta(event: StreamEvent, delta: unknown): Generator<ProviderEvent> {
@@ -295,4 +295,9 @@ function numberOr<T extends number | null>(value: unknown, fallback: T): number 
 export function isResponsesReadable(item: CanonicalItem): boolean {
   if (isAnthropicOnlyItem(item)) return false;
   return !(item.type === 'reasoning' && typeof item.provider === 'string');
+}
+
+/** The item id a stream event names, as the optional field of a ProviderEvent. */
+function itemIdOf(id: unknown): { itemId?: string } {
+  return typeof id === 'string' && id !== '' ? { itemId: id } : {};
 }
