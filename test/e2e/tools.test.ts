@@ -56,7 +56,10 @@ describe('tools through the server', () => {
 
     const turnEvents = events.ofTurn(turn.id);
     const started = toolEvent(turnEvents, 'tool.started', 'call_patch');
-    assert.deepEqual(started, { callId: 'call_patch', name: 'apply_patch', kind: 'custom', argumentsEncrypted: false, async: false, argumentsTruncated: false, arguments: null });
+    // itemId: the Responses item of the call, as history (and the next request) keeps it
+    const callItem = fake.requests[first + 1].body.input.find((item: any) => item.call_id === 'call_patch' && item.type === 'custom_tool_call');
+    assert.match(callItem.id, /\S/);
+    assert.deepEqual(started, { callId: 'call_patch', name: 'apply_patch', kind: 'custom', argumentsEncrypted: false, async: false, argumentsTruncated: false, arguments: null, itemId: callItem.id });
     const deltas = turnEvents.filter((event) => event.type === 'tool.arguments.updated').map((event) => event.data.data);
     assert.ok(deltas.length > 1, 'arguments stream as they arrive');
     assert.equal(deltas.at(-1).arguments, patch);
@@ -64,7 +67,8 @@ describe('tools through the server', () => {
     const updated = toolEvent(turnEvents, 'tool.updated', 'call_patch');
     assert.deepEqual(updated, { ...started, arguments: patch });
     const finished = toolEvent(turnEvents, 'tool.finished', 'call_patch');
-    assert.deepEqual(Object.keys(finished).sort(), ['async', 'callId', 'imageCount', 'kind', 'output', 'truncated']);
+    assert.deepEqual(Object.keys(finished).sort(), ['async', 'callId', 'imageCount', 'itemId', 'kind', 'output', 'truncated']);
+    assert.equal(finished.itemId, callItem.id);
     assert.equal(finished.kind, 'custom');
     assert.equal(finished.output, returned.output);
     assert.equal(finished.truncated, false);
