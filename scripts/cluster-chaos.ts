@@ -185,7 +185,7 @@ function fencingViolations(turnId: string, marker: string): string[] {
       const at = times[index]!;
       const by = generationAt(slot, at);
       const owner = [...list].reverse().find((entry) => entry.at <= at)?.owner;
-      if (owner !== by) found.push(`turn ${turnId}: a model request by ${by} at ${at} while ${owner ?? 'nobody'} owned it`);
+      if (owner !== by) found.push(`turn ${turnId}: a model request by ${by} at ${at} while ${owner ?? 'nobody'} owned it (owners ${list.map((entry) => `${entry.owner}@${entry.at}`).join(' ')})`);
     });
   }
   return found;

@@ -74,6 +74,8 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
         await waitingWrite;
       }
       if (!signal.aborted) await report.resumed();
+      // a turn taken over meanwhile (the running write refused) runs nothing on the answer here
+      signal.throwIfAborted();
       return decision;
     },
   };

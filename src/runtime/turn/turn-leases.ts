@@ -144,6 +144,19 @@ export class TurnLeases {
     }
   }
 
+  /**
+   * Before the turn asks the model or runs a tool: its lease, as last renewed here, must still run
+   * for a third of its length, else a renewal is made first. Throws TurnLeaseLost when the turn is
+   * no longer this instance's, so that an owner whose event loop was held up (a freeze, a starved
+   * process) past its lease starts nothing more once another instance may have taken the turn.
+   */
+  async confirm(turnId: string): Promise<void> {
+    if (!this.held.has(turnId)) throw new TurnLeaseLost();
+    if (performance.now() - this.lastRenewedMs < (this.membership.turnLeaseMs * 2) / RENEWALS_PER_LEASE) return;
+    await this.renew();
+    if (!this.held.has(turnId)) throw new TurnLeaseLost();
+  }
+
   /** The turn has ended (or was let go): its lease is no longer renewed. */
   release(turnId: string): void {
     this.held.delete(turnId);
@@ -208,9 +221,11 @@ export class TurnLeases {
     }
     const attempts = new Map([...this.held].map(([id, { attempt }]) => [id, attempt]));
     let kept: Set<string>;
+    // the database dates the lease from the statement: the answer may be read much later
+    const sentMs = performance.now();
     try {
       kept = await renewTurnLeases(this.db, this.membership.instanceId, attempts, this.membership.turnLeaseMs);
-      this.lastRenewedMs = performance.now();
+      this.lastRenewedMs = Math.max(this.lastRenewedMs, sentMs);
     } catch (error) {
       // Unrenewed past the lease, another instance may hold the turns: stop them (their own writes
       // are refused if it does; they may still land if nobody took over meanwhile).

@@ -35,7 +35,8 @@ import type { RequestBroker } from './requests.ts';
 import type { Job, Scheduler } from './scheduler.ts';
 import { UNTITLED } from '../session/sessions.ts';
 import type { RepositorySetups } from '../session/setup.ts';
-import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool-port.ts';
+import { createToolPort, type TurnToolPort, type TurnTools, type TurnToolsFactory } from './tool-port.ts';
+import { fencedAdapter, fencedTools } from './lease-fence.ts';
 import { streamEventListener } from './turn-events.ts';
 import { agentFinishedPayload, endingOf, failureKind, failureOutcome, TurnCancelled, withReceipt, withUnshownSteers, type TurnOutcome } from './turn-outcome.ts';
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
@@ -255,7 +256,11 @@ export class TurnRunner {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
       const budget = this.budgetOf(turn, model);
-      const adapter = meteredAdapter(instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry), (usage) => budget.spend(usage));
+      const leases = this.deps.leases;
+      const confirm = leases ? () => leases.confirm(record.id) : null;
+      const metered = meteredAdapter(instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry), (usage) => budget.spend(usage));
+      const adapter = confirm ? fencedAdapter(metered, confirm) : metered;
+      const fenced = async (made: Promise<TurnTools>) => (confirm ? fencedTools(await made, confirm) : made);
       const beforeRequest = () => budget.beforeRequest();
       const view = boundary.tools.viewOf(session.cwd);
       // read again each turn, so an edit of AGENTS.md reaches the next turn; never stored in history
@@ -265,12 +270,12 @@ export class TurnRunner {
       const { AgentSupervisor } = await agentsModule();
       const agents = new AgentSupervisor({
         hub, session, turnId: record.id, model, adapter, agents: turn.agents, signal: turn.abort.signal, maxSteps: MAX_AGENT_STEPS, retry,
-        toolsFor: (port) => this.deps.toolsFor({ boundary, hub, session, port, receipt }),
+        toolsFor: (port) => fenced(this.deps.toolsFor({ boundary, hub, session, port, receipt })),
         portFor: (agentId) => this.portFor(turn, agentId),
         instructions: instructionsFor,
         beforeRequest,
       });
-      const tools = agents.withSpawnAgent(await this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null), receipt }), null);
+      const tools = agents.withSpawnAgent(await fenced(this.deps.toolsFor({ boundary, hub, session, port: this.portFor(turn, null), receipt })), null);
       hub.emit('agent.turn.started', session.id, record.id, {});
       const instructions = () => instructionsFor(tools.planMode());
       // `/compact` and `/clear` end here; a context too large for the window is compacted first.
