@@ -14,6 +14,7 @@
 //   nice -n 19 node --import tsx scripts/cluster-chaos.ts [--instances 3] [--rounds 20] [--turns 4] [--lease 3] [--minutes 30]
 // Prints one line per round and a summary; exits 1 on any violation.
 import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, realpathSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -234,18 +235,31 @@ interface Totals {
 const totals: Totals = { rounds: 0, accepted: 0, completed: 0, otherEnds: {}, kills: 0, freezes: 0, resumed: 0, interrupted: 0, violations: [] };
 const allTurns: { id: string; marker: string; sessionId: string }[] = [];
 
+/**
+ * Submits a turn to a live instance, retried on another with the same clientRequestId when the
+ * answer is lost (the instance killed or frozen under the request): never two turns for one
+ * marker. Its first owner is the instance whose attempt came last before the turn's createdAt.
+ */
 async function submit(sessionId: string, marker: string): Promise<{ id: string } | null> {
-  for (let tries = 0; tries < 20; tries++) {
+  const clientRequestId = randomUUID();
+  const tried: Ownership[] = [];
+  for (let tries = 0; tries < 40; tries++) {
     const slot = pick(live().length ? live() : slots.filter((candidate) => candidate.process));
     if (!slot?.process) {
       await sleep(200);
       continue;
     }
     const submittedAt = Date.now();
+    tried.push({ at: submittedAt, owner: generationAt(slot, submittedAt) });
     try {
-      const answer = await http('POST', `${slot.process.url}/v1/sessions/${sessionId}/turns`, { body: { input: `${marker}: two tools, then an answer` } });
-      if (answer.status === 202) {
-        owners.set(answer.json.id, [{ at: submittedAt, owner: generationAt(slot, submittedAt) }]);
+      const answer = await Promise.race([
+        http('POST', `${slot.process.url}/v1/sessions/${sessionId}/turns`, { body: { input: `${marker}: two tools, then an answer`, clientRequestId } }),
+        sleep(10_000).then(() => null),
+      ]);
+      if (answer && (answer.status === 202 || answer.status === 200)) {
+        const createdAt = Date.parse(answer.json.createdAt);
+        const first = [...tried].reverse().find((attempt) => attempt.at <= createdAt) ?? tried[0]!;
+        owners.set(answer.json.id, [first]);
         return answer.json;
       }
     } catch {
