@@ -62,6 +62,27 @@ esac`);
     });
   }
 
+  it('a revert while the runner fails answers revert_unavailable, not a 500, and can be asked again', async () => {
+    await dropLiveRunner();
+    writeFileSync(mode, 'real');
+    const session = await harness.newSession();
+    harness.fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: 'echo made > made.txt' }), callId: 'call_made' }] }, { kind: 'reply', text: 'done' });
+    const turn = await harness.submit(session.id, 'make a file');
+    assert.equal((await waitForTurn(harness.server, turn.id, 60_000)).status, 'completed');
+    await dropLiveRunner();
+    writeFileSync(mode, 'crash');
+    const refused = await harness.server.request('POST', `/v1/turns/${turn.id}/revert`);
+    assert.equal(refused.status, 409, JSON.stringify(refused.json));
+    assert.equal(refused.json.error.code, 'revert_unavailable');
+    assert.match(refused.json.error.message, /could not be written back \(the (sandbox did not answer|write-back did not run in the sandbox)\)/);
+    assert.ok(!refused.json.error.message.includes(runner), 'the runner path is not shown');
+    await dropLiveRunner();
+    writeFileSync(mode, 'real');
+    const reverted = await harness.server.request('POST', `/v1/turns/${turn.id}/revert`);
+    assert.equal(reverted.status, 200, JSON.stringify(reverted.json));
+    assert.deepEqual(reverted.json.reverted, ['made.txt']);
+  });
+
   it('a cancel mid-command kills the sandboxed process tree', async () => {
     writeFileSync(mode, 'real');
     const session = await harness.newSession();

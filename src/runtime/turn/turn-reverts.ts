@@ -8,6 +8,7 @@ import { findSession } from '../../store/sessions.ts';
 import { findTurnRevert, markTurnReverted, readRevertContents, turnChangedNothing } from '../../store/turn-reverts.ts';
 import { isTerminal } from '../../domain/turn-lifecycle.ts';
 import { revertThroughExecutor, RevertTooLarge } from '../../exec/revert-through-executor.ts';
+import { ExecutorError } from '../../exec/executor.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
@@ -54,7 +55,9 @@ export class TurnReverts {
         outcome = await revertThroughExecutor(boundary.tools, session.cwd, { entries: kept.entries, contents });
       } catch (error) {
         if (error instanceof RevertTooLarge) throw new ApiError('revert_unavailable', error.message);
-        throw error;
+        // The sandbox that did not answer, or a file system that refused a write, is no client's fault and
+        // no reason for a 500: the revert may be asked again once the cause is gone.
+        throw new ApiError('revert_unavailable', `the turn's files could not be written back (${failureKind(error)}); try again later`);
       }
       if (!outcome.ok) throw new ApiError('revert_conflict', 'files of the turn changed since; nothing was reverted', { paths: outcome.conflicts });
       if (!(await markTurnReverted(boundary.db, turn.id))) throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
@@ -64,4 +67,11 @@ export class TurnReverts {
       this.reverting.delete(turn.sessionId);
     }
   }
+}
+
+/** What stopped a revert, named without paths or output (they can quote the workspace). */
+function failureKind(error: unknown): string {
+  if (error instanceof ExecutorError) return error.reason === 'sandbox' ? 'the sandbox did not answer' : 'the write-back did not run in the sandbox';
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? `the file system refused: ${code}` : 'an unexpected failure';
 }
