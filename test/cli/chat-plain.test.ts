@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fakeProviderModels } from '../support/server.ts';
+import { fakeProviderModels, startTestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { chatCommand } from './chat-support.ts';
 
@@ -91,6 +91,43 @@ describe('agentd chat without a terminal, on an embedded server', () => {
     assert.equal(requests.length, 2, 'one turn: its request in flight, then one more for the steer');
     assert.ok(!JSON.stringify(requests[0].body).includes('mind the edge cases'));
     assert.equal(JSON.stringify(requests[1].body).split('mind the edge cases').length - 1, 1);
+  });
+
+  it('a budget request: raise asks for the new limit; a refused one is asked again', async () => {
+    const server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), confinement: 'off' });
+    try {
+      const session = (await server.request('POST', '/v1/sessions', { body: { budget: { tokens: 0 } } })).json;
+      const before = fake.requests.length;
+      fake.enqueue({ kind: 'reply', text: 'within the raised budget' });
+      // piped: a line answers the request shown; `0` is not above spent, `500` is
+      const [command, ...rest] = chatCommand(['--url', server.url, '--session', session.id]);
+      const child = spawn(command, rest, { cwd: workspace, env: { PATH: process.env.PATH, HOME: workspace }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      const shown = async (pattern: RegExp) => {
+        const deadline = Date.now() + 60_000;
+        while (!pattern.test(stdout + stderr) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.match(stdout + stderr, pattern);
+      };
+      child.stdin.write('spend\n');
+      await shown(/The session has spent 0 tokens of its budget of 0/);
+      child.stdin.write('raise\n0\n');
+      await shown(/invalid_decision: the new tokens limit must be above what the session has spent \(0\)/);
+      child.stdin.end('raise\n500\n');
+      const code = await exited;
+      clearTimeout(timer);
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /→ raise: 500/);
+      assert.match(stdout, /within the raised budget/);
+      assert.equal(fake.requests.length, before + 1);
+      assert.deepEqual((await server.request('GET', `/v1/sessions/${session.id}`)).json.budget, { tokens: 500, costUsd: null });
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses server options together with --url, with exit code 2', async () => {
