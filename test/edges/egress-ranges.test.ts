@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { filterRules, NFT_TABLE } from '../../src/sandbox/runner/network.ts';
-import { isRefusedAddress } from '../../src/workspace/refused-destinations.ts';
+import { isLoopbackAddress, isRefusedAddress } from '../../src/workspace/refused-destinations.ts';
 
 // What docs/SANDBOX.md promises, written out independently of the rule text under test.
 const PROMISED_V4 = [
@@ -156,6 +156,17 @@ describe('the same ranges where repository URLs are judged (isRefusedAddress)', 
       // brackets only around the whole word: stripped elsewhere, these would read as the public a::1 and 2606:4700::1abc
       'a[::1]', '[2606:4700::1]abc']) {
       assert.equal(isRefusedAddress(text), true, JSON.stringify(text));
+    }
+  });
+});
+
+describe('loopback where webhook destinations are judged (isLoopbackAddress)', () => {
+  it('holds 127.0.0.0/8, ::1 and 127/8 mapped into IPv6 at their edges, in every spelling, and nothing else', () => {
+    for (const address of ['127.0.0.0', '127.0.0.1', '127.255.255.255', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::ffff:7f00:0', '::ffff:7fff:ffff', '[::ffff:127.0.0.1]', '::1%lo', '[::1%25lo]', '127.0.0.1%lo']) {
+      assert.equal(isLoopbackAddress(address), true, address);
+    }
+    for (const address of ['126.255.255.255', '128.0.0.0', '::2', '::', '::ffff:126.255.255.255', '::ffff:128.0.0.0', '::ffff:8.8.8.8', '64:ff9b::127.0.0.1', '10.0.0.1', 'localhost', '', 'a[::1]', '[::1]x', '127.0.0.1.', '::1::']) {
+      assert.equal(isLoopbackAddress(address), false, address);
     }
   });
 });
