@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { globSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -31,9 +31,11 @@ async function serve(nodeArgs: string[], args: string[], until: RegExp = /agentd
     child.once('exit', () => reject(new Error(`agentd exited:\n${output}`)));
   });
   const stop = async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    rmSync(dir, { recursive: true, force: true });
   };
   try {
     await seen;
@@ -99,6 +101,7 @@ export async function resolve(specifier, context, next) {
     const server = await serve(['--require', preload], []);
     await server.stop();
     const builtins = readFileSync(loaded, 'utf8').split('\n');
+    rmSync(dir, { recursive: true, force: true });
     assert.ok(builtins.includes('NativeModule http'), 'the list names the built-ins the server loaded');
     assert.deepEqual(builtins.filter((name) => name.includes('undici')), []);
   });
