@@ -165,7 +165,7 @@ describe('loopback where webhook destinations are judged (isLoopbackAddress)', (
     for (const address of ['127.0.0.0', '127.0.0.1', '127.255.255.255', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::ffff:7f00:0', '::ffff:7fff:ffff', '[::ffff:127.0.0.1]', '::1%lo', '[::1%25lo]', '127.0.0.1%lo']) {
       assert.equal(isLoopbackAddress(address), true, address);
     }
-    for (const address of ['126.255.255.255', '128.0.0.0', '::2', '::', '::ffff:126.255.255.255', '::ffff:128.0.0.0', '::ffff:8.8.8.8', '64:ff9b::127.0.0.1', '10.0.0.1', 'localhost', '', 'a[::1]', '[::1]x', '127.0.0.1.', '::1::']) {
+    for (const address of ['126.255.255.255', '128.0.0.0', '::2', '::', '::ffff:126.255.255.255', '::ffff:128.0.0.0', '::ffff:8.8.8.8', '64:ff9b::127.0.0.1', '10.0.0.1', 'localhost', '', 'a[::1]', '[::1]x', '::[1]', '[::]1', '127.0.0.1.', '::1::']) {
       assert.equal(isLoopbackAddress(address), false, address);
     }
   });
