@@ -4,9 +4,14 @@
  * snapshots taken around a tool call say which files the call created, modified or deleted,
  * whatever wrote them (a shell command as well as apply_patch). `.git` directories are not entered:
  * a commit rewrites objects and the index, which are the repository's, not the turn's files.
+ *
+ * The tree may be a sandbox guest's, changing while it is walked (CONTRACT.md §17): every
+ * directory is opened without following a symlink and read and looked into through its descriptor
+ * (workspace/no-follow.ts), so a directory swapped for a link to elsewhere is never entered; a
+ * root that is not exactly the path given (a link anywhere in it) is not walked at all.
  */
-import { lstatSync, readdirSync, type Stats } from 'node:fs';
-import path from 'node:path';
+import { fstatSync, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { closeDirectory, directoryPath, entryPath, openChildDirectory, openDirectoryExact, type OpenDirectory } from './no-follow.ts';
 
 export interface EntryState {
   /** 'f' a regular file, 'l' a symlink, 'o' anything else that is not a directory */
@@ -32,9 +37,15 @@ export interface SnapshotOptions {
   maxEntries: number;
   /** give the event loop back after this much synchronous work */
   sliceMs?: number;
-  /** told of each directory (relative, with its inode) before it is read */
-  onDirectory?(relative: string, ino: number): void;
+  /**
+   * told of each directory before it is read: relative ('' the root), its inode, and a path that
+   * names that very directory while the call lasts (its descriptor's), to watch it by
+   */
+  onDirectory?(relative: string, ino: number, openedPath: string): void;
 }
+
+/** deeper than this the walk stops (incomplete) rather than hold a descriptor per level */
+const MAX_DEPTH = 256;
 
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git']);
 
@@ -54,17 +65,18 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
   const sliceMs = options.sliceMs ?? 10;
   let walked = 0;
   let sliceStarted = performance.now();
-  const pending: string[] = [''];
-  while (pending.length > 0) {
-    const relative = pending.pop()!;
+
+  // Depth first, holding open only the directories from the root to the one being read.
+  const visit = async (directory: OpenDirectory, relative: string, depth: number): Promise<boolean> => {
+    options.onDirectory?.(relative, fstatSync(directory.fd).ino, directoryPath(directory));
     let names: string[];
     try {
-      names = readdirSync(relative === '' ? root : path.join(root, relative));
+      names = readdirSync(directoryPath(directory));
     } catch {
-      continue; // gone or unreadable meanwhile: what is below it is not seen
+      return true; // unreadable: what is below it is not seen
     }
     for (const name of names) {
-      if (++walked > options.maxEntries) return { entries, incomplete: true };
+      if (++walked > options.maxEntries) return false;
       if (performance.now() - sliceStarted > sliceMs) {
         await new Promise((resolve) => setImmediate(resolve));
         sliceStarted = performance.now();
@@ -72,20 +84,42 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
       const child = relative === '' ? name : `${relative}/${name}`;
       let stats: Stats;
       try {
-        stats = lstatSync(path.join(root, child));
+        stats = lstatSync(entryPath(directory, name));
       } catch {
+        continue; // gone meanwhile
+      }
+      if (!stats.isDirectory()) {
+        entries.set(child, entryStateOf(stats));
         continue;
       }
-      if (stats.isDirectory()) {
-        if (SKIPPED_DIRECTORIES.has(name)) continue;
-        options.onDirectory?.(child, stats.ino);
-        pending.push(child);
-        continue;
+      if (SKIPPED_DIRECTORIES.has(name)) continue;
+      if (depth >= MAX_DEPTH) return false;
+      let opened: OpenDirectory;
+      try {
+        opened = openChildDirectory(directory, name);
+      } catch {
+        continue; // gone, or swapped for a symlink since the lstat: not entered
       }
-      entries.set(child, entryStateOf(stats));
+      try {
+        if (!(await visit(opened, child, depth + 1))) return false;
+      } finally {
+        closeDirectory(opened);
+      }
     }
+    return true;
+  };
+
+  let top: OpenDirectory;
+  try {
+    top = openDirectoryExact(root);
+  } catch {
+    return { entries, incomplete: true };
   }
-  return { entries, incomplete: false };
+  try {
+    return { entries, incomplete: !(await visit(top, '', 0)) };
+  } finally {
+    closeDirectory(top);
+  }
 }
 
 export function sameEntry(a: EntryState | undefined, b: EntryState | undefined): boolean {

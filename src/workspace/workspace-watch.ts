@@ -10,6 +10,7 @@
  * have overflowed (fs.watch does not report an overflow).
  */
 import { lstatSync, readFileSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { closeDirectory, entryPath, openDirectoryExact, type OpenDirectory } from './no-follow.ts';
 import path from 'node:path';
 import { changedPaths, entryStateOf, snapshotTree, SKIPPED_DIRECTORIES, type EntryState, type TreeSnapshot } from './tree-snapshot.ts';
 import { readVersion, type ContentStore } from './content-store.ts';
@@ -171,9 +172,8 @@ export class WorkspaceWatch {
     this.dirty = new Set();
     this.events = 0;
     this.rootIno = lstatOrNull(this.root)?.ino ?? -1;
-    // Watch first, walk second: a change made during the walk is then reported again, never lost.
-    this.watchDirectory('', this.rootIno);
-    const snapshot = await snapshotTree(this.root, { maxEntries: this.options.maxEntries, onDirectory: (relative, ino) => this.watchDirectory(relative, ino) });
+    // Each directory is watched before it is read: a change made during the walk is then reported again, never lost.
+    const snapshot = await snapshotTree(this.root, { maxEntries: this.options.maxEntries, onDirectory: (relative, ino, openedPath) => this.watchDirectory(relative, ino, openedPath) });
     if (snapshot.incomplete) this.walkNeeded = true;
     this.incomplete = snapshot.incomplete;
     const previous: TreeSnapshot = { entries: this.states, incomplete: false };
@@ -196,8 +196,10 @@ export class WorkspaceWatch {
   private async adoptDirectory(relative: string, note: (name: string, after: EntryState | undefined) => void): Promise<void> {
     const stats = lstatOrNull(path.join(this.root, relative));
     if (!stats?.isDirectory()) return;
-    this.watchDirectory(relative, stats.ino);
-    const below = await snapshotTree(path.join(this.root, relative), { maxEntries: this.options.maxEntries, onDirectory: (inner, ino) => this.watchDirectory(`${relative}/${inner}`, ino) });
+    const below = await snapshotTree(path.join(this.root, relative), {
+      maxEntries: this.options.maxEntries,
+      onDirectory: (inner, ino, openedPath) => this.watchDirectory(inner === '' ? relative : `${relative}/${inner}`, ino, openedPath),
+    });
     if (below.incomplete || this.states.size + below.entries.size > this.options.maxEntries) this.walkNeeded = true;
     for (const [name, state] of below.entries) note(`${relative}/${name}`, state);
   }
@@ -213,14 +215,15 @@ export class WorkspaceWatch {
     for (const name of [...this.states.keys()]) if (name.startsWith(prefix)) note(name, undefined);
   }
 
-  private watchDirectory(relative: string, ino: number): void {
+  /** `openedPath` names the very directory that was checked (its descriptor's path), so a link swapped in since is not what gets watched. */
+  private watchDirectory(relative: string, ino: number, openedPath: string): void {
     if (!this.watching) return;
     if (this.directories.size >= this.maxWatched) {
       this.watching = false;
       return;
     }
     try {
-      const watcher = watch(relative === '' ? this.root : path.join(this.root, relative), { persistent: false }, (_type, name) => {
+      const watcher = watch(openedPath, { persistent: false }, (_type, name) => {
         this.events++;
         if (name === null) this.walkNeeded = true;
         else this.dirty.add(relative === '' ? String(name) : `${relative}/${String(name)}`);
@@ -247,11 +250,20 @@ export class WorkspaceWatch {
   }
 }
 
+/** The entry's own state, looked up from its parent opened without following a link (null when gone or reached through one). */
 function lstatOrNull(file: string): Stats | null {
+  let parent: OpenDirectory;
   try {
-    return lstatSync(file);
+    parent = openDirectoryExact(path.dirname(file));
   } catch {
     return null;
+  }
+  try {
+    return lstatSync(entryPath(parent, path.basename(file)));
+  } catch {
+    return null;
+  } finally {
+    closeDirectory(parent);
   }
 }
 

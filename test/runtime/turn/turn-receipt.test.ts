@@ -172,3 +172,36 @@ for (const mode of ['watched', 'walked'] as const) {
     ]);
   });
 }
+
+test('attack: a directory swapped for a link out of the workspace after it was looked at is never entered', async () => {
+  const cwd = workspace();
+  const outside = workspace();
+  writeFileSync(join(outside, 'other-tenant-secret.txt'), 'theirs');
+  mkdirSync(join(cwd, 'd'));
+  writeFileSync(join(cwd, 'd', 'own.txt'), 'own');
+  let swapped = false;
+  // The guest's move, at the worst moment for the host: d was seen as a directory and is about to be read.
+  const snapshot = await snapshotTree(cwd, {
+    maxEntries: 100,
+    onDirectory: (relative) => {
+      if (relative !== 'd') return;
+      renameSync(join(cwd, 'd'), join(cwd, 'd.real'));
+      symlinkSync(outside, join(cwd, 'd'));
+      swapped = true;
+    },
+  });
+  assert.ok(swapped, 'the swap happened during the walk');
+  const names = [...snapshot.entries.keys()];
+  assert.ok(!names.some((name) => name.includes('other-tenant-secret')), `the walk went through the link: ${names}`);
+})
+
+test('a root reached through a symlink is not walked', async () => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'file.txt'), 'x');
+  const link = join(workspace(), 'link');
+  symlinkSync(cwd, link);
+  const snapshot = await snapshotTree(link, { maxEntries: 100 });
+  assert.deepEqual([...snapshot.entries.keys()], []);
+  assert.equal(snapshot.incomplete, true);
+  assert.deepEqual([...(await snapshotTree(cwd, { maxEntries: 100 })).entries.keys()], ['file.txt']);
+});
