@@ -2,14 +2,12 @@
 // subscriber on any instance gets every event of the boundary once, in id order, whichever
 // instance ran the turn; Last-Event-ID replays through any instance, from the window kept in
 // PostgreSQL (--event-replay-limit). Real processes on a real PostgreSQL, the fake provider.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBackend, type TestBackend } from '../support/backends.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
-import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
+import type { AgentdProcess } from '../support/agentd-process.ts';
 import pg from 'pg';
-import { clusterArguments } from '../support/cluster.ts';
+import { useTestCluster } from '../support/cluster.ts';
 import { EventRecorder, type ReceivedEvent } from '../support/events.ts';
 
 const shellCall = (callId: string, command: string[]) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
@@ -24,36 +22,9 @@ function assertStrictlyIncreasing(events: ReceivedEvent[], where: string): void 
 }
 
 describe('one event stream across the instances of a cluster', () => {
-  let backend: TestBackend;
-  let fake: FakeProvider;
-  let args: string[];
-  const running: AgentdProcess[] = [];
-  const recorders: EventRecorder[] = [];
-  before(async () => {
-    backend = await createBackend('postgres');
-    fake = await startFakeProvider();
-    // a lease no loaded machine loses: this test is not about takeover
-    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', '10', '--yolo'];
-  });
-  afterEach(async () => {
-    for (const recorder of recorders.splice(0)) recorder.close();
-    for (const agentd of running.splice(0)) await agentd.kill();
-  });
-  after(async () => {
-    await fake.close();
-    await backend.drop();
-  });
-  const start = async (instanceId: string, extra: string[] = []) => {
-    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
-    running.push(agentd);
-    return agentd;
-  };
-  const subscribe = async (agentd: AgentdProcess, options: { lastEventId?: number } = {}) => {
-    const recorder = new EventRecorder(agentd.url, options);
-    recorders.push(recorder);
-    await recorder.opened;
-    return recorder;
-  };
+  // a lease no loaded machine loses: this test is not about takeover
+  const cluster = useTestCluster(() => ['--turn-lease-seconds', '10', '--yolo']);
+  const { start, subscribe } = cluster;
   const runTurn = async (agentd: AgentdProcess, sessionId: string, input: string) =>
     (await http('POST', `${agentd.url}/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
 
@@ -63,7 +34,7 @@ describe('one event stream across the instances of a cluster', () => {
     const onAlpha = await subscribe(alpha);
     const onBeta = await subscribe(beta);
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
-    fake.enqueue({ kind: 'reply', text: 'Let me look around the workspace first.', toolCalls: [shellCall('call_ls', ['ls', '-a'])] }, { kind: 'reply', text: 'Nothing much here, as it turns out.' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'Let me look around the workspace first.', toolCalls: [shellCall('call_ls', ['ls', '-a'])] }, { kind: 'reply', text: 'Nothing much here, as it turns out.' });
     const turn = await runTurn(alpha, session.id, 'look around');
 
     await onBeta.waitForType('turn.completed', turn.id, 30_000);
@@ -82,7 +53,7 @@ describe('one event stream across the instances of a cluster', () => {
     assert.equal(new Set(ids(onBeta.events)).size, onBeta.events.length, 'no event twice');
 
     // the doorbell: each instance listens on a connection of its own (polling is only the fallback)
-    const client = new pg.Client({ connectionString: backend.databaseUrl! });
+    const client = new pg.Client({ connectionString: cluster.backend.databaseUrl! });
     await client.connect();
     const { rows } = await client.query("select count(*)::int as count from pg_stat_activity where query = 'listen agentd_events' and datname = current_database()").finally(() => client.end());
     assert.equal(rows[0].count, 2);
@@ -153,7 +124,7 @@ describe('one event stream across the instances of a cluster', () => {
     // and the stored window itself stays bounded: pruned every 6 ids (the window, when below 64)
     // down to the window, so it holds at most the window, 6 more, and the last batch stored (a
     // batch is at most the events of one turn here)
-    const client = new pg.Client({ connectionString: backend.databaseUrl! });
+    const client = new pg.Client({ connectionString: cluster.backend.databaseUrl! });
     await client.connect();
     const { rows } = await client.query('select count(*)::int as count from events').finally(() => client.end());
     const stored = rows[0].count as number;

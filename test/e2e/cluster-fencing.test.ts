@@ -2,14 +2,13 @@
 // an owner frozen past its lease (SIGSTOP) loses the turn to another instance, and once thawed
 // (SIGCONT) its writes are refused and it stands down; the other instance resumes the turn and
 // ends it. Real processes on a real PostgreSQL.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createBackend, type TestBackend } from '../support/backends.ts';
-import { DEFAULT_REPLY_TEXT, startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { DEFAULT_REPLY_TEXT } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
-import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
-import { clusterArguments, until as untilWithin } from '../support/cluster.ts';
+import type { AgentdProcess } from '../support/agentd-process.ts';
+import { until as untilWithin, useTestCluster } from '../support/cluster.ts';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 /** Short for a test, long enough for an event loop on a loaded two-core machine (docs/CLUSTER.md). */
@@ -19,31 +18,9 @@ const LEASE_SECONDS = 2;
 const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000) => untilWithin(what, probe, timeoutMs);
 
 describe('fenced turn ownership across instances of a cluster', () => {
-  let backend: TestBackend;
-  let fake: FakeProvider;
-  let args: string[];
-  const running: AgentdProcess[] = [];
-  before(async () => {
-    backend = await createBackend('postgres');
-    fake = await startFakeProvider();
-    args = [...clusterArguments(backend, fake.baseUrl)];
-  });
-  afterEach(async () => {
-    for (const agentd of running.splice(0)) {
-      agentd.child.kill('SIGCONT');
-      await agentd.kill();
-    }
-  });
-  after(async () => {
-    await fake.close();
-    await backend.drop();
-  });
-  const start = async (instanceId: string, leaseSeconds: number) => {
-    const agentd = await startAgentd([...args, '--instance-id', instanceId, '--turn-lease-seconds', String(leaseSeconds)]);
-    running.push(agentd);
-    return agentd;
-  };
-  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
+  const cluster = useTestCluster();
+  const start = (instanceId: string, leaseSeconds: number) => cluster.start(instanceId, ['--turn-lease-seconds', String(leaseSeconds)]);
+  const { turnOn } = cluster;
 
   it('a turn longer than several leases keeps its owner: renewed, it ends at attempt 1', async () => {
     const alpha = await start('alpha', LEASE_SECONDS);
@@ -51,11 +28,11 @@ describe('fenced turn ownership across instances of a cluster', () => {
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
     // A first turn loads the provider and tool modules, a pause of the event loop that can pass a
     // short lease on a loaded machine (docs/CLUSTER.md): this test is about renewals, so it warms up.
-    fake.enqueue({ kind: 'reply', text: 'warm' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'warm' });
     const warmUp = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'warm up' } })).json;
     await until('the warm-up turn', async () => (TERMINAL.includes((await turnOn(alpha, warmUp.id)).status) ? true : undefined));
     // about 6 s of streaming: three leases
-    fake.enqueue({ kind: 'reply', text: Array.from({ length: 30 }, (_, index) => `word${index}`).join(' '), chunkDelayMs: 200 });
+    cluster.fake.enqueue({ kind: 'reply', text: Array.from({ length: 30 }, (_, index) => `word${index}`).join(' '), chunkDelayMs: 200 });
     const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'a long answer' } })).json;
     assert.equal(turn.attempt, 1);
     const ended = await until('the turn to end', async () => {
@@ -70,13 +47,13 @@ describe('fenced turn ownership across instances of a cluster', () => {
     const alpha = await start('alpha', LEASE_SECONDS);
     const beta = await start('beta', LEASE_SECONDS);
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
-    fake.enqueue({ kind: 'reply', text: 'warm' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'warm' });
     const warmUp = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'warm up' } })).json;
     await until('the warm-up turn', async () => (TERMINAL.includes((await turnOn(alpha, warmUp.id)).status) ? true : undefined));
-    fake.enqueue({ kind: 'hang', afterText: 'thinking' });
-    const requestsBefore = fake.requests.length;
+    cluster.fake.enqueue({ kind: 'hang', afterText: 'thinking' });
+    const requestsBefore = cluster.fake.requests.length;
     const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'work slowly' } })).json;
-    await fake.waitForRequests(requestsBefore + 1);
+    await cluster.fake.waitForRequests(requestsBefore + 1);
 
     assert.doesNotMatch(alpha.stdout(), /turn lease lost/, 'alpha held its lease until it froze');
     alpha.child.kill('SIGSTOP');
@@ -113,7 +90,7 @@ describe('fenced turn ownership across instances of a cluster', () => {
 
     // alpha serves on: the session is free, a new turn runs on it
     assert.equal((await http('GET', `${alpha.url}/readyz`)).status, 200);
-    fake.enqueue({ kind: 'reply', text: 'fresh' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'fresh' });
     const next = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'again' } })).json;
     const done = await until('the next turn', async () => {
       const now = await turnOn(alpha, next.id);

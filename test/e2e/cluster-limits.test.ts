@@ -3,56 +3,25 @@
 // active on one instance cannot be renamed, deleted or forked on another (409 session_busy); and
 // what an instance would keep in memory of sessions (rows, read bodies, model contexts) never hides
 // another instance's writes. Real processes on a real PostgreSQL, the fake provider.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBackend, type TestBackend } from '../support/backends.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
-import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
-import { clusterArguments, until } from '../support/cluster.ts';
-
-const TERMINAL = ['completed', 'failed', 'cancelled'];
+import type { AgentdProcess } from '../support/agentd-process.ts';
+import { until, useTestCluster } from '../support/cluster.ts';
 
 describe('limits and reads across the instances of a cluster', () => {
-  let backend: TestBackend;
-  let fake: FakeProvider;
-  let args: string[];
-  const running: AgentdProcess[] = [];
-  before(async () => {
-    backend = await createBackend('postgres');
-    fake = await startFakeProvider();
-    // a lease no loaded machine loses: this test is not about takeover
-    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', '10'];
-  });
-  afterEach(async () => {
-    for (const agentd of running.splice(0)) await agentd.kill();
-  });
-  after(async () => {
-    await fake.close();
-    await backend.drop();
-  });
-  const start = async (instanceId: string, extra: string[] = []) => {
-    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
-    running.push(agentd);
-    return agentd;
-  };
+  // a lease no loaded machine loses: this test is not about takeover
+  const cluster = useTestCluster(() => ['--turn-lease-seconds', '10']);
+  const { start, turnOn, statusOn, ended } = cluster;
   const newSession = async (agentd: AgentdProcess) => (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
   const submit = async (agentd: AgentdProcess, sessionId: string, input: string) =>
     (await http('POST', `${agentd.url}/v1/sessions/${sessionId}/turns`, { body: { input } })).json;
-  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
-  const statusOn = (agentd: AgentdProcess, id: string, status: string) =>
-    until(`${status} on ${agentd.url}`, async () => ((await turnOn(agentd, id)).status === status ? true : undefined));
-  const ended = (agentd: AgentdProcess, id: string) =>
-    until(`the end of ${id}`, async () => {
-      const turn = await turnOn(agentd, id);
-      return TERMINAL.includes(turn.status) ? turn : undefined;
-    });
 
   it('the queue limit is counted across instances: a turn on beta finds alpha\'s queued turn and the queue full', async () => {
     const limits = ['--max-concurrent-turns', '1', '--max-queued-turns', '1'];
     const alpha = await start('alpha', limits);
     const beta = await start('beta', limits);
-    fake.enqueue({ kind: 'hang', afterText: 'working' });
+    cluster.fake.enqueue({ kind: 'hang', afterText: 'working' });
     const busy = await submit(alpha, (await newSession(alpha)).id, 'take the only slot');
     await statusOn(beta, busy.id, 'running');
     const queued = await submit(alpha, (await newSession(alpha)).id, 'wait for the slot');
@@ -76,7 +45,7 @@ describe('limits and reads across the instances of a cluster', () => {
     const alpha = await start('alpha');
     const beta = await start('beta');
     const session = await newSession(alpha);
-    fake.enqueue({ kind: 'hang', afterText: 'working' });
+    cluster.fake.enqueue({ kind: 'hang', afterText: 'working' });
     const turn = await submit(alpha, session.id, 'hold the session');
     await statusOn(beta, turn.id, 'running');
 
@@ -98,8 +67,8 @@ describe('limits and reads across the instances of a cluster', () => {
     const alpha = await start('alpha');
     const beta = await start('beta');
     const session = await newSession(alpha);
-    fake.route('PARENT-cluster', { kind: 'reply', toolCalls: [{ name: 'spawn_agent', arguments: JSON.stringify({ label: 'helper', prompt: 'CHILD-cluster: look' }), callId: 'call_child' }] }, { kind: 'reply', text: 'the helper reported' });
-    fake.route('CHILD-cluster', { kind: 'hang', afterText: 'looking' });
+    cluster.fake.route('PARENT-cluster', { kind: 'reply', toolCalls: [{ name: 'spawn_agent', arguments: JSON.stringify({ label: 'helper', prompt: 'CHILD-cluster: look' }), callId: 'call_child' }] }, { kind: 'reply', text: 'the helper reported' });
+    cluster.fake.route('CHILD-cluster', { kind: 'hang', afterText: 'looking' });
     const turn = await submit(alpha, session.id, 'PARENT-cluster: delegate');
     const agentsOn = async (agentd: AgentdProcess) => (await http('GET', `${agentd.url}/v1/turns/${turn.id}/agents`)).json.data;
 
@@ -120,7 +89,7 @@ describe('limits and reads across the instances of a cluster', () => {
     assert.deepEqual(onBeta, onAlpha);
 
     // a turn that started no child agent: an empty view on both
-    fake.enqueue({ kind: 'reply', text: 'alone' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'alone' });
     const single = await submit(alpha, session.id, 'no helpers');
     await ended(beta, single.id);
     for (const agentd of [alpha, beta]) assert.deepEqual((await http('GET', `${agentd.url}/v1/turns/${single.id}/agents`)).json, { data: [] });
@@ -133,12 +102,12 @@ describe('limits and reads across the instances of a cluster', () => {
     // beta reads the session twice (a second read could come from memory) and runs its first turn
     await http('GET', `${beta.url}/v1/sessions/${session.id}`);
     assert.equal((await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json.title, session.title);
-    fake.enqueue({ kind: 'reply', text: 'first answer' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'first answer' });
     await ended(beta, (await submit(beta, session.id, 'first question')).id);
 
     // alpha renames it and runs its second turn
     assert.equal((await http('PATCH', `${alpha.url}/v1/sessions/${session.id}`, { body: { title: 'named on alpha' } })).status, 200);
-    fake.enqueue({ kind: 'reply', text: 'second answer' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'second answer' });
     await ended(alpha, (await submit(alpha, session.id, 'second question')).id);
 
     const seen = (await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json;
@@ -146,10 +115,10 @@ describe('limits and reads across the instances of a cluster', () => {
     assert.equal(seen.usage.input, 20, 'both turns\' usage');
 
     // beta's third turn sends the model the whole conversation, alpha's turn included
-    const before = fake.requests.length;
-    fake.enqueue({ kind: 'reply', text: 'third answer' });
+    const before = cluster.fake.requests.length;
+    cluster.fake.enqueue({ kind: 'reply', text: 'third answer' });
     await ended(beta, (await submit(beta, session.id, 'third question')).id);
-    const body = JSON.stringify(fake.requests.slice(before).at(-1)!.body);
+    const body = JSON.stringify(cluster.fake.requests.slice(before).at(-1)!.body);
     for (const text of ['first question', 'second question', 'second answer', 'third question']) assert.ok(body.includes(text), `the request carries "${text}"`);
   });
 });

@@ -4,16 +4,14 @@
 // to), a call that may have run is given to the model as interrupted, `turn.resumed` is published
 // and `attempt` grows. A turn waiting for an answer survives every instance's end and goes on once
 // answered on whichever instance. Real processes on a real PostgreSQL, the fake provider.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createBackend, type TestBackend } from '../support/backends.ts';
-import { startFakeProvider, type FakeProvider, type FakeRequest } from '../support/fake-provider.ts';
+import type { FakeRequest } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
-import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
-import { clusterArguments, until } from '../support/cluster.ts';
-import { EventRecorder } from '../support/events.ts';
+import type { AgentdProcess } from '../support/agentd-process.ts';
+import { until, useTestCluster } from '../support/cluster.ts';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 /** Long enough that no lease is lost to a loaded machine's pauses (docs/CLUSTER.md), short enough to wait out. */
@@ -23,38 +21,10 @@ const INTERRUPTED = 'interrupted: the agentd instance running this call stopped'
 const shellCall = (callId: string, script: string) => ({ name: 'shell', arguments: JSON.stringify({ command: ['sh', '-c', script] }), callId });
 
 describe('takeover and resume across instances of a cluster', () => {
-  let backend: TestBackend;
-  let fake: FakeProvider;
-  let args: string[];
-  let workspace: string;
-  const running: AgentdProcess[] = [];
-  const recorders: EventRecorder[] = [];
-  before(async () => {
-    backend = await createBackend('postgres');
-    fake = await startFakeProvider();
-    args = clusterArguments(backend, fake.baseUrl);
-    workspace = args[args.indexOf('--workspace-root') + 1]!;
-  });
-  afterEach(async () => {
-    for (const recorder of recorders.splice(0)) recorder.close();
-    for (const agentd of running.splice(0)) await agentd.kill();
-  });
-  after(async () => {
-    await fake.close();
-    await backend.drop();
-  });
-  const start = async (instanceId: string, extra: string[] = []) => {
-    const lease = extra.includes('--turn-lease-seconds') ? [] : ['--turn-lease-seconds', String(LEASE_SECONDS)];
-    const agentd = await startAgentd([...args, '--instance-id', instanceId, ...lease, ...extra]);
-    running.push(agentd);
-    return agentd;
-  };
-  const subscribe = async (agentd: AgentdProcess) => {
-    const recorder = new EventRecorder(agentd.url);
-    recorders.push(recorder);
-    await recorder.opened;
-    return recorder;
-  };
+  const cluster = useTestCluster();
+  const start = (instanceId: string, extra: string[] = []) =>
+    cluster.start(instanceId, [...(extra.includes('--turn-lease-seconds') ? [] : ['--turn-lease-seconds', String(LEASE_SECONDS)]), ...extra]);
+  const { subscribe } = cluster;
   const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
   const ended = (agentd: AgentdProcess, id: string, timeoutMs = 45_000) =>
     until(`turn ${id} to end`, async () => {
@@ -68,13 +38,13 @@ describe('takeover and resume across instances of a cluster', () => {
    */
   const warmSession = async (agentd: AgentdProcess) => {
     const warm = (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
-    fake.route(`warm up ${warm.id}`, { kind: 'reply', text: 'warm' });
+    cluster.fake.route(`warm up ${warm.id}`, { kind: 'reply', text: 'warm' });
     const warmUp = (await http('POST', `${agentd.url}/v1/sessions/${warm.id}/turns`, { body: { input: `warm up ${warm.id}` } })).json;
     await ended(agentd, warmUp.id);
     return (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
   };
   /** The model requests of the conversation whose user message holds `marker`. */
-  const requestsOf = (marker: string): FakeRequest[] => fake.requests.filter((request) => request.dialect !== null && JSON.stringify(request.body).includes(marker));
+  const requestsOf = (marker: string): FakeRequest[] => cluster.fake.requests.filter((request) => request.dialect !== null && JSON.stringify(request.body).includes(marker));
   const carriesOutputOf = (request: FakeRequest, callId: string) => {
     const body = JSON.stringify(request.body);
     return body.includes(callId) && (body.includes('function_call_output') || body.includes('tool_result') || body.includes('"role":"tool"'));
@@ -90,8 +60,8 @@ describe('takeover and resume across instances of a cluster', () => {
     const session = await warmSession(alpha);
     const events = await subscribe(beta);
     const marker = 'resume-during-tool';
-    const sideEffect = join(workspace, 'during-tool.txt');
-    fake.route(
+    const sideEffect = join(cluster.workspace, 'during-tool.txt');
+    cluster.fake.route(
       marker,
       { kind: 'reply', toolCalls: [shellCall('call_long', `echo ran >> ${sideEffect}; sleep 120`)] },
       { kind: 'reply', text: 'the call was interrupted; not repeating it' },
@@ -132,8 +102,8 @@ describe('takeover and resume across instances of a cluster', () => {
     const beta = await start('beta', ['--yolo']);
     const session = await warmSession(alpha);
     const marker = 'resume-after-response';
-    const sideEffect = join(workspace, 'after-response.txt');
-    fake.route(
+    const sideEffect = join(cluster.workspace, 'after-response.txt');
+    cluster.fake.route(
       marker,
       { kind: 'reply', toolCalls: [shellCall('call_quick', `echo once >> ${sideEffect}`)], usage: { input: 1000, output: 10 } },
       { kind: 'hang', afterText: 'considering' },
@@ -163,8 +133,8 @@ describe('takeover and resume across instances of a cluster', () => {
     const beta = await start('beta');
     const session = await warmSession(alpha);
     const marker = 'resume-waiting';
-    const sideEffect = join(workspace, 'approved.txt');
-    fake.route(marker, { kind: 'reply', toolCalls: [shellCall('call_approved', `echo approved >> ${sideEffect}`)] }, { kind: 'reply', text: 'approved and done' });
+    const sideEffect = join(cluster.workspace, 'approved.txt');
+    cluster.fake.route(marker, { kind: 'reply', toolCalls: [shellCall('call_approved', `echo approved >> ${sideEffect}`)] }, { kind: 'reply', text: 'approved and done' });
     const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: needs approval` } })).json;
     const [request] = await until('the request to be listed', async () => {
       const listed = await requestsOn(beta, turn.id);
@@ -212,9 +182,9 @@ describe('takeover and resume across instances of a cluster', () => {
     const waiting = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
     const streamed = 'handover-running';
     const asking = 'handover-waiting';
-    const sideEffect = join(workspace, 'handed-over.txt');
-    fake.route(streamed, { kind: 'hang', afterText: 'working' }, { kind: 'reply', text: 'finished elsewhere' });
-    fake.route(asking, { kind: 'reply', toolCalls: [shellCall('call_handed', `echo handed >> ${sideEffect}`)] }, { kind: 'reply', text: 'approved elsewhere' });
+    const sideEffect = join(cluster.workspace, 'handed-over.txt');
+    cluster.fake.route(streamed, { kind: 'hang', afterText: 'working' }, { kind: 'reply', text: 'finished elsewhere' });
+    cluster.fake.route(asking, { kind: 'reply', toolCalls: [shellCall('call_handed', `echo handed >> ${sideEffect}`)] }, { kind: 'reply', text: 'approved elsewhere' });
     const first = (await http('POST', `${alpha.url}/v1/sessions/${running.id}/turns`, { body: { input: `${streamed}: a long answer` } })).json;
     const second = (await http('POST', `${alpha.url}/v1/sessions/${waiting.id}/turns`, { body: { input: `${asking}: needs approval` } })).json;
     await until('the streamed request', async () => (requestsOf(streamed).length > 0 ? true : undefined));
@@ -247,7 +217,7 @@ describe('takeover and resume across instances of a cluster', () => {
 
     // beta is the last instance: stopping ends its turns as a lone server does
     const last = 'handover-last';
-    fake.route(last, { kind: 'hang', afterText: 'working' });
+    cluster.fake.route(last, { kind: 'hang', afterText: 'working' });
     const lastSession = (await http('POST', `${beta.url}/v1/sessions`, { body: {} })).json;
     const third = (await http('POST', `${beta.url}/v1/sessions/${lastSession.id}/turns`, { body: { input: `${last}: never finished` } })).json;
     await until('the last request', async () => (requestsOf(last).length > 0 ? true : undefined));

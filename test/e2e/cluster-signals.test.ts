@@ -3,14 +3,12 @@
 // on the answer; a cancel asked on another instance stops the owner's tool and ends the turn
 // within 2 s; a turn whose owner is gone is ended by the instance that got the cancel. Real
 // processes on a real PostgreSQL, the fake provider.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createBackend, type TestBackend } from '../support/backends.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
-import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
-import { clusterArguments, until } from '../support/cluster.ts';
+import type { AgentdProcess } from '../support/agentd-process.ts';
+import { until, useTestCluster } from '../support/cluster.ts';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 /**
@@ -38,32 +36,12 @@ function processesRunning(argv: string[]): number[] {
 const shellCall = (callId: string, command: string[]) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
 
 describe('cancel and resolve from any instance of a cluster', () => {
-  let backend: TestBackend;
-  let fake: FakeProvider;
-  let args: string[];
-  const running: AgentdProcess[] = [];
-  before(async () => {
-    backend = await createBackend('postgres');
-    fake = await startFakeProvider();
-    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', String(LEASE_SECONDS)];
-  });
-  afterEach(async () => {
-    for (const agentd of running.splice(0)) await agentd.kill();
-  });
-  after(async () => {
-    await fake.close();
-    await backend.drop();
-  });
-  const start = async (instanceId: string) => {
-    const agentd = await startAgentd([...args, '--instance-id', instanceId]);
-    running.push(agentd);
-    return agentd;
-  };
-  const turnOn = async (agentd: AgentdProcess, id: string) => (await http('GET', `${agentd.url}/v1/turns/${id}`)).json;
+  const cluster = useTestCluster(() => ['--turn-lease-seconds', String(LEASE_SECONDS)]);
+  const { start, turnOn } = cluster;
   /** A session on `agentd` whose first turn has run: the provider and tool modules are loaded (docs/CLUSTER.md). */
   const warmSession = async (agentd: AgentdProcess) => {
     const session = (await http('POST', `${agentd.url}/v1/sessions`, { body: {} })).json;
-    fake.enqueue({ kind: 'reply', text: 'warm' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'warm' });
     const warmUp = (await http('POST', `${agentd.url}/v1/sessions/${session.id}/turns`, { body: { input: 'warm up' } })).json;
     await until('the warm-up turn', async () => (TERMINAL.includes((await turnOn(agentd, warmUp.id)).status) ? true : undefined));
     return session;
@@ -76,7 +54,7 @@ describe('cancel and resolve from any instance of a cluster', () => {
     const beta = await start('beta');
     const session = await warmSession(alpha);
     const sleeper = ['sleep', '37.25'];
-    fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_sleep', sleeper)] });
+    cluster.fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_sleep', sleeper)] });
     const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'sleep a while' } })).json;
 
     const [request] = await until('beta to list alpha\'s request', async () => {
@@ -122,7 +100,7 @@ describe('cancel and resolve from any instance of a cluster', () => {
     const alpha = await start('alpha');
     const beta = await start('beta');
     const session = await warmSession(alpha);
-    fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_touch', ['touch', 'never.txt'])] });
+    cluster.fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_touch', ['touch', 'never.txt'])] });
     const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'make a file' } })).json;
     const [request] = await until('beta to list alpha\'s request', async () => {
       const listed = await requestsOn(beta, turn.id);
@@ -141,7 +119,7 @@ describe('cancel and resolve from any instance of a cluster', () => {
     const late = await resolveOn(beta, request.id, { decision: 'allow_once' });
     assert.deepEqual([late.status, late.json.error.code], [404, 'request_not_found'], 'a request of an ended turn cannot be answered');
     // the session is free again, on any instance
-    fake.enqueue({ kind: 'reply', text: 'after' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'after' });
     const next = (await http('POST', `${beta.url}/v1/sessions/${session.id}/turns`, { body: { input: 'again' } })).json;
     const done = await until('the next turn', async () => {
       const now = await turnOn(beta, next.id);

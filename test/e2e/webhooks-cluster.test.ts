@@ -1,16 +1,14 @@
 // Webhooks in a cluster (docs/WEBHOOKS.md): every instance's worker sends from the one outbox, no
 // event twice; a turn whose owner died and that another instance ends (its cancel taken over) is
 // announced in the transaction that ends it. Real processes on PostgreSQL, kill -9.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBackend, type TestBackend } from '../support/backends.ts';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { startAgentd, type AgentdProcess } from '../support/agentd-process.ts';
-import { clusterArguments, until } from '../support/cluster.ts';
+import type { AgentdProcess } from '../support/agentd-process.ts';
+import { until, useTestCluster } from '../support/cluster.ts';
 import { http } from '../support/http.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -18,39 +16,24 @@ const LEASE_SECONDS = 5;
 const shellCall = (callId: string, command: string[]) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
 
 describe('webhooks of a cluster', () => {
-  let backend: TestBackend;
-  let fake: FakeProvider;
   let receiver: WebhookReceiver;
-  let args: string[];
-  const running: AgentdProcess[] = [];
+  let secretFile: string;
   before(async () => {
     const secret = randomBytes(24).toString('hex');
-    const secretFile = join(mkdtempSync(join(tmpdir(), 'agentd-webhook-secret-')), 'secret');
+    secretFile = join(mkdtempSync(join(tmpdir(), 'agentd-webhook-secret-')), 'secret');
     writeFileSync(secretFile, secret, { mode: 0o600 });
     receiver = await startWebhookReceiver(secret);
-    backend = await createBackend('postgres');
-    fake = await startFakeProvider();
-    args = [...clusterArguments(backend, fake.baseUrl), '--turn-lease-seconds', String(LEASE_SECONDS), '--webhook-url', receiver.url, '--webhook-secret-file', secretFile, '--allow-loopback-webhooks'];
   });
-  afterEach(async () => {
-    for (const agentd of running.splice(0)) await agentd.kill();
-  });
-  after(async () => {
-    await receiver.close();
-    await fake.close();
-    await backend.drop();
-  });
-  const start = async (instanceId: string) => {
-    const agentd = await startAgentd([...args, '--instance-id', instanceId]);
-    running.push(agentd);
-    return agentd;
-  };
+  after(() => receiver.close());
+  // registered after the receiver's hook, so its arguments can name the receiver
+  const cluster = useTestCluster(() => ['--turn-lease-seconds', String(LEASE_SECONDS), '--webhook-url', receiver.url, '--webhook-secret-file', secretFile, '--allow-loopback-webhooks']);
+  const { start } = cluster;
 
   it('announces each event once across the instances, and the end of a dead owner\'s turn that another instance cancelled', async () => {
     const alpha = await start('alpha');
     const beta = await start('beta');
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
-    fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_touch', ['touch', 'never.txt'])] });
+    cluster.fake.enqueue({ kind: 'reply', toolCalls: [shellCall('call_touch', ['touch', 'never.txt'])] });
     const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'make a file' } })).json;
     const [created] = await receiver.waitFor(1, (webhook) => webhook.json?.type === 'request.created' && webhook.json.turnId === turn.id);
     await until('beta to list alpha\'s request', async () => ((await http('GET', `${beta.url}/v1/requests?turnId=${turn.id}`)).json.data.length > 0 ? true : undefined));
@@ -64,7 +47,7 @@ describe('webhooks of a cluster', () => {
     assert.equal(end.signatureValid, true);
 
     // another turn on beta, while alpha's outbox rows (none left) and beta's worker share the table
-    fake.enqueue({ kind: 'reply', text: 'after' });
+    cluster.fake.enqueue({ kind: 'reply', text: 'after' });
     const next = (await http('POST', `${beta.url}/v1/sessions/${session.id}/turns`, { body: { input: 'again' } })).json;
     await receiver.waitFor(1, (webhook) => webhook.json?.type === 'turn.completed' && webhook.json.turnId === next.id);
     await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -1,7 +1,12 @@
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestBackend } from './backends.ts';
+import { after, afterEach, before } from 'node:test';
+import { createBackend, type TestBackend } from './backends.ts';
+import { startFakeProvider, type FakeProvider } from './fake-provider.ts';
+import { startAgentd, type AgentdProcess } from './agentd-process.ts';
+import { EventRecorder } from './events.ts';
+import { http } from './http.ts';
 import { fakeProviderModels } from './server.ts';
 
 /** Polls `probe` every 50 ms until it gives a value; fails naming `what` past the timeout. */
@@ -21,4 +26,80 @@ export function clusterArguments(backend: TestBackend, fakeBaseUrl: string): str
   const modelsFile = join(backend.stateDir, 'models.json');
   writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fakeBaseUrl)));
   return ['--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', modelsFile, '--database-url', backend.databaseUrl!, '--cluster'];
+}
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+/** A test's cluster: one PostgreSQL database, one fake provider, and the instances it starts. */
+export interface TestCluster {
+  readonly backend: TestBackend;
+  readonly fake: FakeProvider;
+  /** the workspace root every instance shares */
+  readonly workspace: string;
+  /** an instance with the shared arguments, `--instance-id` and `extra`; stopped after each test */
+  start(instanceId: string, extra?: string[]): Promise<AgentdProcess>;
+  /** a subscriber to the instance's event stream; closed after each test */
+  subscribe(agentd: AgentdProcess, options?: { lastEventId?: number }): Promise<EventRecorder>;
+  turnOn(agentd: AgentdProcess, turnId: string): Promise<any>;
+  statusOn(agentd: AgentdProcess, turnId: string, status: string): Promise<true>;
+  ended(agentd: AgentdProcess, turnId: string, timeoutMs?: number): Promise<any>;
+}
+
+/**
+ * Registers the hooks of a cluster test (inside its describe): the database and the fake before,
+ * the instances (thawed first, if a test froze one) and subscribers after each test, the rest
+ * after all. `sharedArgs` are added to every instance's, read when the hooks run.
+ */
+export function useTestCluster(sharedArgs: () => string[] = () => []): TestCluster {
+  let backend: TestBackend;
+  let fake: FakeProvider;
+  let args: string[];
+  const running: AgentdProcess[] = [];
+  const recorders: EventRecorder[] = [];
+  before(async () => {
+    backend = await createBackend('postgres');
+    fake = await startFakeProvider();
+    args = [...clusterArguments(backend, fake.baseUrl), ...sharedArgs()];
+  });
+  afterEach(async () => {
+    for (const recorder of recorders.splice(0)) recorder.close();
+    for (const agentd of running.splice(0)) {
+      agentd.child.kill('SIGCONT');
+      await agentd.kill();
+    }
+  });
+  after(async () => {
+    await fake.close();
+    await backend.drop();
+  });
+  const turnOn = async (agentd: AgentdProcess, turnId: string) => (await http('GET', `${agentd.url}/v1/turns/${turnId}`)).json;
+  return {
+    get backend() {
+      return backend;
+    },
+    get fake() {
+      return fake;
+    },
+    get workspace() {
+      return args[args.indexOf('--workspace-root') + 1]!;
+    },
+    async start(instanceId, extra = []) {
+      const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
+      running.push(agentd);
+      return agentd;
+    },
+    async subscribe(agentd, options = {}) {
+      const recorder = new EventRecorder(agentd.url, options);
+      recorders.push(recorder);
+      await recorder.opened;
+      return recorder;
+    },
+    turnOn,
+    statusOn: (agentd, turnId, status) => until(`${status} on ${agentd.url}`, async () => ((await turnOn(agentd, turnId)).status === status ? true : undefined)),
+    ended: (agentd, turnId, timeoutMs = 30_000) =>
+      until(`the end of ${turnId}`, async () => {
+        const turn = await turnOn(agentd, turnId);
+        return TERMINAL.includes(turn.status) ? turn : undefined;
+      }, timeoutMs),
+  };
 }
