@@ -111,9 +111,12 @@ export function runInProcessGroup(request: CommandRequest, options: ProcessGroup
       if (terminating || pgid === undefined) return;
       terminating = true;
       // Groups its descendants made of their own (setsid; bubblewrap's namespace init) are not
-      // reached through the leader's group; they are named now, while the tree still leads to them.
-      const groups = [pgid, ...groupsThatLeft(pgid)];
+      // reached through the leader's group; they are named now, while the tree still leads to them,
+      // and stopped first, so none can leave between the walk and the signal (then CONT, to let
+      // each handle its TERM).
+      const groups = stopTree(pgid);
       for (const group of groups) signalGroup(group, 'SIGTERM');
+      for (const group of groups) signalGroup(group, 'SIGCONT');
       killTimer = setTimeout(() => {
         for (const group of new Set([...groups, ...groupsThatLeft(pgid)])) signalGroup(group, 'SIGKILL');
       }, killGraceMs);
@@ -172,6 +175,22 @@ export function runInProcessGroup(request: CommandRequest, options: ProcessGroup
       });
     });
   });
+}
+
+/**
+ * Stops the leader's group and every group its descendants made, walking again after each stop
+ * until a walk names no new group: a process that called setsid between a walk and the stop is
+ * found by the next walk, since its stopped ancestors still lead to it. Returns the groups.
+ */
+function stopTree(leader: number): number[] {
+  const groups = new Set([leader]);
+  for (let round = 0; round < 16; round++) {
+    for (const group of groups) signalGroup(group, 'SIGSTOP');
+    const found = groupsThatLeft(leader).filter((group) => !groups.has(group));
+    if (found.length === 0) break;
+    for (const group of found) groups.add(group);
+  }
+  return [...groups];
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
