@@ -74,7 +74,7 @@ describe('what the logs of the real process never hold', () => {
   });
 
   it('never logs the bearer token, nor a near miss of it, wherever a client puts it', async () => {
-    const nearMisses = [`${TOKEN.slice(0, -1)}${TOKEN.endsWith('A') ? 'B' : 'A'}`, TOKEN.slice(0, -1), `${TOKEN}x`, `x${TOKEN.slice(1)}`];
+    const nearMisses = [`${TOKEN.slice(0, -1)}${TOKEN.endsWith('A') ? 'B' : 'A'}`, TOKEN.slice(0, -1), `${TOKEN}x`, `${TOKEN.startsWith('x') ? 'y' : 'x'}${TOKEN.slice(1)}`];
     const refused: HttpResponse[] = [];
     for (const candidate of nearMisses) refused.push(await http('GET', `${agentd.url}/v1/sessions`, { headers: { authorization: `Bearer ${candidate}` } }));
     for (const authorization of [`bearer ${TOKEN}`, `Bearer  ${TOKEN}`, TOKEN, `Token ${TOKEN}`, `Basic ${Buffer.from(`agentd:${TOKEN}`).toString('base64')}`]) {
