@@ -46,6 +46,11 @@ export interface TenantHostingOptions {
   telemetry?: RuntimeTelemetry;
   /** how each tenant's database is claimed as its runtime opens (store/database-claim.ts) */
   claim: NonNullable<StoreOptions['claim']>;
+  /**
+   * Another instance of the cluster holds the administrative database (its claim): on SIGTERM the
+   * tenants' turns are then handed over rather than ended, as a single-user instance's are.
+   */
+  othersPresent(): Promise<boolean>;
   /** --webhook-url: server-wide URLs; each tenant's deliveries carry its id and leave from its own outbox */
   webhooks?: Omit<BoundaryWebhookDeps, 'firstLook'> | null;
 }
@@ -79,6 +84,8 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   const serverFiles = serverSecrets(config).map((secret) => secret.path);
   const drains = options.webhooks ? await webhookDrains(options, (tenantId) => databaseUrls.get(tenantId)!, (tenantId) => tenantStateDir(stateRoot, tenantId)) : null;
   const webhooks = options.webhooks && drains ? { ...options.webhooks, firstLook: (tenantId: string) => drains.firstLook(tenantId) } : null;
+  /** set as the server stops: another instance of the cluster is alive to take the turns over */
+  let handOver = false;
   const openTenant = async (tenant: Tenant) => {
     const stateDir = tenantStateDir(stateRoot, tenant.id);
     // the runtime's own worker takes over the tenant's outbox
@@ -101,8 +108,10 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       return {
         runtime,
         close: async () => {
-          // The runtime's close stops the tenant's sandbox runner with its tools.
-          await runtime.close();
+          // The runtime's close stops the tenant's sandbox runner with its tools. An idle runtime
+          // closed for another tenant has no turn to hand over; a stopping instance of a live
+          // cluster hands its turns over, which another instance resumes (cluster-tenants.ts).
+          await runtime.close({ handOver });
           await store.close();
           drains?.start(tenant.id);
         },
@@ -125,6 +134,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       return lease.runtime;
     },
     close: async () => {
+      handOver = config.cluster && (await options.othersPresent());
       // first: a runtime closing now starts no drain
       await drains?.closeAll();
       await runtimes.closeAll();

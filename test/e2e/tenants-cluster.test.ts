@@ -1,0 +1,88 @@
+// CONTRACT.md §18 with §11, issue 30 item 2: multi-tenant hosts cluster too. Several agentd with
+// --cluster on one registry, one administrative database and one tenant state root: they start
+// together (provisioning serialised, each tenant's database shared), any instance serves any
+// tenant's sessions, turns, requests, cancels and events, and a tenant's queue limit holds across
+// the cluster. Real processes on a real PostgreSQL, the fake provider.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { endOf, turnOf, until, useTenantCluster } from '../tenancy/support/tenant-cluster.ts';
+import { query } from '../tenancy/support/scratch-cluster.ts';
+import { tenantDatabaseName } from '../../src/tenancy/provision.ts';
+
+const ask = (callId: string, question: string) => ({ name: 'ask_question', arguments: JSON.stringify({ question, options: ['yes', 'no'] }), callId });
+
+describe('multi-tenant hosts in a cluster', () => {
+  const cluster = useTenantCluster({ tenantCount: 2, args: ['--turn-lease-seconds', '5', '--max-concurrent-turns-per-tenant', '1', '--max-queued-turns-per-tenant', '1'] });
+
+  it('start together, and any instance serves any tenant: sessions, turns, requests, cancels and events', async () => {
+    const [alpha, beta] = await Promise.all([cluster.start('alpha'), cluster.start('beta')]);
+    for (const id of cluster.tenantIds) assert.equal((await query('select 1 from pg_database where datname = $1', [tenantDatabaseName(id)])).length, 1);
+    const onAlpha = cluster.tenant(alpha, 0);
+    const onBeta = cluster.tenant(beta, 0);
+    const session = await onAlpha.request('POST', '/v1/sessions', { body: {} });
+    assert.equal(session.status, 201);
+    assert.equal((await onBeta.request('GET', `/v1/sessions/${session.json.id}`)).json.id, session.json.id, 'beta reads the session alpha created');
+    const alphaEvents = await onAlpha.subscribe();
+    const betaEvents = await onBeta.subscribe();
+
+    // a turn given on beta asks a question; the question is answered on alpha
+    cluster.fake.route('shared tenant question', { kind: 'reply', toolCalls: [ask('call_ask', 'Tabs?')] }, { kind: 'reply', text: 'answered' });
+    const turn = await onBeta.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input: 'shared tenant question' } });
+    assert.equal(turn.status, 202, JSON.stringify(turn.json));
+    const pending = await until('the question listed on alpha', async () => (await onAlpha.request('GET', `/v1/requests?turnId=${turn.json.id}`)).json.data[0]);
+    assert.equal((await onAlpha.request('POST', `/v1/requests/${pending.id}/resolve`, { body: { decision: 'yes' } })).status, 200);
+    const done = await endOf(onAlpha, turn.json.id);
+    assert.equal(done.status, 'completed');
+    assert.equal((await turnOf(onBeta, turn.json.id)).output?.text ?? done.output?.text, done.output?.text);
+    // a subscriber on either instance gets the turn's events once each, in order, with the same ids
+    await alphaEvents.waitForType('turn.completed', turn.json.id, 15_000);
+    await betaEvents.waitForType('turn.completed', turn.json.id, 15_000);
+    const idsOn = (events: typeof alphaEvents) => events.ofTurn(turn.json.id).map((event) => `${event.id} ${event.type}`);
+    assert.deepEqual(idsOn(alphaEvents), idsOn(betaEvents));
+    const ids = alphaEvents.ofTurn(turn.json.id).map((event) => Number(event.id));
+    assert.deepEqual(ids, [...ids].sort((x, y) => x - y));
+    assert.equal(new Set(ids).size, ids.length);
+    assert.ok(idsOn(alphaEvents).some((line) => line.endsWith('request.resolved')));
+
+    // a turn given on alpha (in a session beta created) is cancelled on beta
+    cluster.fake.route('shared tenant hang', { kind: 'hang' });
+    const second = await onBeta.request('POST', '/v1/sessions', { body: {} });
+    const hanging = await onAlpha.request('POST', `/v1/sessions/${second.json.id}/turns`, { body: { input: 'shared tenant hang' } });
+    await until('the turn running, seen on beta', async () => ((await turnOf(onBeta, hanging.json.id)).status === 'running' ? true : undefined));
+    const cancelled = await onBeta.request('POST', `/v1/turns/${hanging.json.id}/cancel`);
+    assert.equal(cancelled.status, 200);
+    assert.equal((await endOf(onAlpha, hanging.json.id)).status, 'cancelled');
+
+    // the other tenant is served by both as well, and sees nothing of the first
+    const other = cluster.tenant(beta, 1);
+    const otherSession = await other.request('POST', '/v1/sessions', { body: {} });
+    assert.equal((await cluster.tenant(alpha, 1).request('GET', `/v1/sessions/${otherSession.json.id}`)).status, 200);
+    assert.equal((await onAlpha.request('GET', `/v1/sessions/${otherSession.json.id}`)).status, 404);
+  });
+
+  it('a tenant\'s queue limit holds across instances; another tenant is untouched', async () => {
+    const alpha = await cluster.start('alpha');
+    const beta = await cluster.start('beta');
+    const onAlpha = cluster.tenant(alpha, 0);
+    const onBeta = cluster.tenant(beta, 0);
+    const turnIn = async (tenant: typeof onAlpha, input: string) => {
+      const session = await tenant.request('POST', '/v1/sessions', { body: {} });
+      return (await tenant.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input } })).json;
+    };
+    cluster.fake.route('queue running', { kind: 'hang' });
+    cluster.fake.route('queue waiting', { kind: 'hang' });
+    const running = await turnIn(onAlpha, 'queue running');
+    await until('the first turn running', async () => ((await turnOf(onAlpha, running.id)).status === 'running' ? true : undefined));
+    const waiting = await turnIn(onAlpha, 'queue waiting');
+    assert.equal(waiting.status, 'queued');
+    // beta runs nothing of the tenant, yet the tenant's one queued place is taken on alpha
+    const refused = await turnIn(onBeta, 'queue refused');
+    assert.equal(refused.status, 'failed');
+    assert.match(refused.error, /^tenant_turn_queue_full/);
+    cluster.fake.route('queue other tenant', { kind: 'reply', text: 'fine' });
+    const other = await turnIn(cluster.tenant(beta, 1), 'queue other tenant');
+    assert.equal((await endOf(cluster.tenant(alpha, 1), other.id)).status, 'completed');
+    for (const turn of [running, waiting]) await onBeta.request('POST', `/v1/turns/${turn.id}/cancel`);
+    assert.equal((await endOf(onAlpha, waiting.id)).status, 'cancelled');
+  });
+});
