@@ -9,6 +9,11 @@ import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, typ
 
 export type Db = Kysely<Database>;
 
+/** Runs `work` in a transaction of its own, or in the caller's when `db` already is one. */
+export function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
 export interface Store {
   db: Db;
   backend: 'sqlite' | 'postgres';

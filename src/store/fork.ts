@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from './database.ts';
+import { inTransaction, type Db } from './database.ts';
 import { insertSession, writingSessionRows } from './sessions.ts';
 import { type SessionRecord } from '../domain/session.ts';
 
@@ -10,7 +10,7 @@ const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 
  * the same indices, all in one transaction. Rows are copied inside the database, never decoded.
  */
 export async function insertForkedSession(db: Db, boundaryId: string, child: SessionRecord, parentId: string, through: number): Promise<void> {
-  await writingSessionRows(db, db.transaction().execute(async (trx) => {
+  await writingSessionRows(db, inTransaction(db, async (trx) => {
     await insertSession(trx, boundaryId, child);
     await trx
       .insertInto('history_turns')

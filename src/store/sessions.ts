@@ -1,4 +1,4 @@
-import type { Db } from './database.ts';
+import { inTransaction, type Db } from './database.ts';
 import { forgetSessionReverts } from './turn-reverts.ts';
 import type { SessionsTable } from './schema.ts';
 import type { Effort } from '../domain/effort.ts';
@@ -235,7 +235,7 @@ export async function findSessionByCwd(db: Db, boundaryId: string, cwd: string):
 
 /** Removes the session with its history and turn records, all or nothing. */
 export async function deleteSessionCascade(db: Db, boundaryId: string, id: string): Promise<boolean> {
-  return writingSessionRow(db, id, () => db.transaction().execute(async (trx) => {
+  return writingSessionRow(db, id, () => inTransaction(db, async (trx) => {
     await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
     await forgetSessionReverts(trx, id);
     await trx.deleteFrom('turns').where('session_id', '=', id).execute();

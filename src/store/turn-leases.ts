@@ -10,6 +10,8 @@ import type { Db } from './database.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 import type { TurnRecord, TurnText } from '../domain/turn.ts';
 import { insertTurn } from './turns.ts';
+import { fromRow as sessionFromRow } from './sessions.ts';
+import type { SessionRecord } from '../domain/session.ts';
 import type { OutboxWrite } from './webhook-outbox.ts';
 
 /** A turn endExpiredTurns ended. */
@@ -24,8 +26,24 @@ export interface EndedTurn {
 /** Now on the database's clock, in epoch milliseconds. */
 const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
-/** What storing a new turn of a cluster found: stored, stored past a full queue (the caller fails it), or not stored. */
-export type LeasedAdmission = 'stored' | 'stored_queue_full' | 'session_busy';
+/**
+ * What storing a new turn of a cluster found: stored (past a full queue: the caller fails it),
+ * with its session as it was then, or not stored.
+ */
+export type LeasedAdmission = { stored: 'stored' | 'stored_queue_full'; session: SessionRecord } | 'session_busy' | 'session_not_found';
+
+/**
+ * The session's transaction lock (one-bigint advisory key, apart from the database claim's
+ * two-integer key in database-claim.ts): a turn's admission and every change that needs the
+ * session idle take it, so none comes between another's check and its write.
+ */
+async function lockSession(trx: Db, sessionId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd session ${sessionId}`}, 0))`.execute(trx);
+}
+
+function activeTurnOf(db: Db, sessionId: string) {
+  return db.selectFrom('turns').select('id').where('session_id', '=', sessionId).where('status', 'in', [...ACTIVE_STATUSES]).limit(1).executeTakeFirst();
+}
 
 /**
  * Inserts a new turn together with its lease, held by `owner` for `leaseMs`: both or neither, and
@@ -34,7 +52,9 @@ export type LeasedAdmission = 'stored' | 'stored_queue_full' | 'session_busy';
  * admitting a turn of one session at once take turns: the second sees the first's turn. With a
  * `queueLimit`, the boundary's turns still `queued` on any instance are counted first, under a
  * transaction lock on the boundary's queue, so two admissions at once cannot both take the last
- * place; the turn is stored either way, and 'stored_queue_full' says it found no place.
+ * place; the turn is stored either way, and 'stored_queue_full' says it found no place. A session
+ * deleted on another instance since it was read is 'session_not_found'; the session is read again
+ * under the lock, so a change another instance made to it before the turn's admission is the turn's.
  */
 export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number, queueLimit: number | null = null): Promise<LeasedAdmission> {
   return db.transaction().execute(async (trx) => {
@@ -45,23 +65,35 @@ export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText,
       const { queued } = await trx.selectFrom('turns').select((eb) => eb.fn.countAll<number>().as('queued')).where('boundary_id', '=', turn.boundaryId).where('status', '=', 'queued').executeTakeFirstOrThrow();
       queueFull = Number(queued) >= queueLimit;
     }
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd session ${turn.sessionId}`}, 0))`.execute(trx);
-    const busy = await trx.selectFrom('turns').select('id').where('session_id', '=', turn.sessionId).where('status', 'in', [...ACTIVE_STATUSES]).limit(1).executeTakeFirst();
-    if (busy) return 'session_busy';
+    await lockSession(trx, turn.sessionId);
+    if (await activeTurnOf(trx, turn.sessionId)) return 'session_busy';
+    const session = await trx.selectFrom('sessions').selectAll().where('id', '=', turn.sessionId).executeTakeFirst();
+    if (!session) return 'session_not_found';
     await insertTurn(trx, turn, text);
     await trx
       .updateTable('turns')
       .set({ lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
       .where('id', '=', turn.id)
       .execute();
-    return queueFull ? 'stored_queue_full' : 'stored';
+    return { stored: queueFull ? 'stored_queue_full' : 'stored', session: sessionFromRow(session) };
   });
 }
 
-/** A turn of the session is queued, running or waiting, on any instance. */
-export async function sessionHasActiveTurn(db: Db, sessionId: string): Promise<boolean> {
-  const row = await db.selectFrom('turns').select('id').where('session_id', '=', sessionId).where('status', 'in', [...ACTIVE_STATUSES]).limit(1).executeTakeFirst();
-  return row !== undefined;
+/** changeIdleSession found a turn of the session active. */
+export const SESSION_BUSY = Symbol('session busy');
+
+/**
+ * Runs `change` in one transaction, only while no turn of the session is queued, running or
+ * waiting on any instance (else SESSION_BUSY, nothing changed). The check and the change hold
+ * the session's lock, which a turn's admission (insertLeasedTurn) takes too: an admission on
+ * another instance comes wholly before them (and is seen) or wholly after (and sees the change).
+ */
+export async function changeIdleSession<T>(db: Db, sessionId: string, change: (trx: Db) => Promise<T>): Promise<T | typeof SESSION_BUSY> {
+  return db.transaction().execute(async (trx) => {
+    await lockSession(trx, sessionId);
+    if (await activeTurnOf(trx, sessionId)) return SESSION_BUSY;
+    return change(trx);
+  });
 }
 
 /**

@@ -10,7 +10,7 @@ import type { SessionService } from './sessions.ts';
 /** What a fork needs from the boundary runtime (BoundaryRuntime fits). */
 export interface ForkSources {
   boundary: Boundary;
-  sessions: Pick<SessionService, 'get' | 'requireIdle' | 'requireSetupFinished' | 'resolveCwd' | 'announceCreated'>;
+  sessions: Pick<SessionService, 'get' | 'whileIdle' | 'requireSetupFinished' | 'resolveCwd' | 'announceCreated'>;
 }
 
 /**
@@ -29,12 +29,7 @@ export async function forkSession(sources: ForkSources, rawParentId: string, bod
   if (atTurn && (body.title !== undefined || body.cwd !== undefined)) {
     throw new ApiError('unsupported_fork_shape', 'throughTurn forks inherit title and cwd; rename or move the fork afterwards');
   }
-  await sources.sessions.requireIdle(parent.id);
   sources.sessions.requireSetupFinished(parent);
-  const end = await nextHistoryIndex(sources.boundary.db, parent.id);
-  if (atTurn && body.throughTurn! >= end) {
-    throw new ApiError('fork_point_out_of_range', end === 0 ? 'the session has no durable turn to fork at' : `throughTurn must be from 0 to ${end - 1}`);
-  }
   const cwd = body.cwd === undefined ? parent.cwd : sources.sessions.resolveCwd(body.cwd);
   const now = nowIso();
   const child: SessionRecord = {
@@ -54,7 +49,13 @@ export async function forkSession(sources: ForkSources, rawParentId: string, bod
     planMode: false,
     allowances: [],
   };
-  await insertForkedSession(sources.boundary.db, sources.boundary.id, child, parent.id, atTurn ? body.throughTurn! : end - 1);
+  await sources.sessions.whileIdle(parent.id, async (db) => {
+    const end = await nextHistoryIndex(db, parent.id);
+    if (atTurn && body.throughTurn! >= end) {
+      throw new ApiError('fork_point_out_of_range', end === 0 ? 'the session has no durable turn to fork at' : `throughTurn must be from 0 to ${end - 1}`);
+    }
+    await insertForkedSession(db, sources.boundary.id, child, parent.id, atTurn ? body.throughTurn! : end - 1);
+  });
   sources.sessions.announceCreated(child);
   return child;
 }

@@ -13,7 +13,8 @@ import { sessionRowCache } from '../../store/session-row-cache.ts';
 import type { SessionBudget, SessionRecord } from '../../domain/session.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
-import { sessionHasActiveTurn } from '../../store/turn-leases.ts';
+import { changeIdleSession, SESSION_BUSY } from '../../store/turn-leases.ts';
+import type { Db } from '../../store/database.ts';
 import { toSessionDto } from '../../api/dto.ts';
 import type { RepositorySetups } from './setup.ts';
 import { SessionReadCache } from './session-read-cache.ts';
@@ -94,27 +95,25 @@ export class SessionService {
     if (fields.length === 0) throw new ApiError('empty_patch', 'give exactly one of title, archived, model, effort or budget');
     if (fields.length > 1) throw new ApiError('non_atomic_patch', 'give exactly one of title, archived, model, effort or budget per request');
     const session = await this.get(rawId);
-    const id = session.id;
-    await this.requireIdle(id);
     const updatedAt = nowIso();
-    let changed: SessionRecord;
-    if (body.title !== undefined) {
-      await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { title: body.title, titleIsManual: true, updatedAt });
-      changed = { ...session, title: body.title, titleIsManual: true, updatedAt };
-    } else if (body.archived !== undefined) {
-      await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { archived: body.archived, updatedAt });
-      changed = { ...session, archived: body.archived, updatedAt };
-    } else if (body.model !== undefined) {
-      changed = await this.switchModel(session, body.model, updatedAt);
-    } else if (body.budget !== undefined) {
-      const budget = budgetOf(body.budget);
-      await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, id, { budget, updatedAt });
-      changed = { ...session, budget, updatedAt };
-    } else {
-      changed = await this.changeEffort(session, body.effort!, updatedAt);
-    }
+    const { fields: change, changed } = this.patchOf(session, body, updatedAt);
+    await this.whileIdle(session.id, (db) => sessionsTable.updateSessionFields(db, this.boundary.id, session.id, change));
     this.announceUpdated(changed);
     return changed;
+  }
+
+  /** The fields a PATCH writes, and the session as they leave it. */
+  private patchOf(session: SessionRecord, body: PatchSessionBody, updatedAt: string): { fields: SessionFields; changed: SessionRecord } {
+    if (body.title !== undefined) {
+      return { fields: { title: body.title, titleIsManual: true, updatedAt }, changed: { ...session, title: body.title, titleIsManual: true, updatedAt } };
+    }
+    if (body.archived !== undefined) return { fields: { archived: body.archived, updatedAt }, changed: { ...session, archived: body.archived, updatedAt } };
+    if (body.model !== undefined) return this.switchModel(session, body.model, updatedAt);
+    if (body.budget !== undefined) {
+      const budget = budgetOf(body.budget);
+      return { fields: { budget, updatedAt }, changed: { ...session, budget, updatedAt } };
+    }
+    return this.changeEffort(session, body.effort!, updatedAt);
   }
 
   /**
@@ -123,25 +122,22 @@ export class SessionService {
    * dialect. The effort is the session's, so the new model must accept it. Dollars spent so far
    * stay; a session that was unpriced starts counting from 0 once its model has prices.
    */
-  private async switchModel(session: SessionRecord, modelId: string, updatedAt: string): Promise<SessionRecord> {
+  private switchModel(session: SessionRecord, modelId: string, updatedAt: string): { fields: SessionFields; changed: SessionRecord } {
     const model = this.resolveModel(modelId);
     resolveEffort(model, session.effort);
     const identity = { provider: model.provider, connection: model.connection, model: model.id, transportModel: model.transportModel, dialect: model.dialect };
     const spentCostUsd = session.spentCostUsd ?? (model.prices ? 0 : null);
-    await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, session.id, {
-      model: { ...identity, contextWindow: model.contextWindow },
-      spentCostUsd,
-      updatedAt,
-    });
-    return { ...session, ...identity, spentCostUsd, context: { ...session.context, window: model.contextWindow }, updatedAt };
+    return {
+      fields: { model: { ...identity, contextWindow: model.contextWindow }, spentCostUsd, updatedAt },
+      changed: { ...session, ...identity, spentCostUsd, context: { ...session.context, window: model.contextWindow }, updatedAt },
+    };
   }
 
-  private async changeEffort(session: SessionRecord, effort: Effort, updatedAt: string): Promise<SessionRecord> {
+  private changeEffort(session: SessionRecord, effort: Effort, updatedAt: string): { fields: SessionFields; changed: SessionRecord } {
     const model = findModel(this.boundary.catalog, session.model);
     if (!model) throw new ApiError('model_not_available', `model "${session.model}" is no longer in the catalog; switch the session's model first`);
     resolveEffort(model, effort);
-    await sessionsTable.updateSessionFields(this.boundary.db, this.boundary.id, session.id, { effort, updatedAt });
-    return { ...session, effort, updatedAt };
+    return { fields: { effort, updatedAt }, changed: { ...session, effort, updatedAt } };
   }
 
   /** `session.created` (CONTRACT.md §19): a list of sessions needs no polling. */
@@ -157,8 +153,7 @@ export class SessionService {
   async delete(rawId: string): Promise<void> {
     const session = await this.get(rawId);
     const id = session.id;
-    await this.requireIdle(id);
-    const deleted = await sessionsTable.deleteSessionCascade(this.boundary.db, this.boundary.id, id);
+    const deleted = await this.whileIdle(id, (db) => sessionsTable.deleteSessionCascade(db, this.boundary.id, id));
     if (!deleted) throw new ApiError('session_not_found', 'no such session');
     this.onDeleted(id);
     this.hub.emit('session.deleted', id, null, {});
@@ -173,11 +168,19 @@ export class SessionService {
     if (this.setups.isSettingUp(session.id)) throw new ApiError('session_busy', 'the session\'s repository checkout is still running');
   }
 
-  /** 409 session_busy while a turn of the session is active here or, with --cluster, on any instance. */
-  async requireIdle(id: string): Promise<void> {
-    if (this.isBusy(id) || (this.boundary.cluster && (await sessionHasActiveTurn(this.boundary.db, id)))) {
-      throw new ApiError('session_busy', 'the session has an active turn');
-    }
+  /**
+   * Makes a change that needs the session idle: 409 session_busy while a turn of it is active here
+   * or, with --cluster, on any instance. With --cluster the check and the change are one
+   * transaction under the session's lock (store/turn-leases.ts changeIdleSession), so a turn
+   * admitted on another instance at the same moment comes wholly before or wholly after it.
+   */
+  async whileIdle<T>(id: string, change: (db: Db) => Promise<T>): Promise<T> {
+    const busy = () => new ApiError('session_busy', 'the session has an active turn');
+    if (this.isBusy(id)) throw busy();
+    if (!this.boundary.cluster) return change(this.boundary.db);
+    const outcome = await changeIdleSession(this.boundary.db, id, change);
+    if (outcome === SESSION_BUSY) throw busy();
+    return outcome;
   }
 
   resolveModel(id: string | undefined): CatalogModel {
@@ -203,6 +206,9 @@ export class SessionService {
     return located.resolved;
   }
 }
+
+/** The fields of a session a PATCH writes (store/sessions.ts updateSessionFields). */
+type SessionFields = Parameters<typeof sessionsTable.updateSessionFields>[3];
 
 /** A budget as the client gave it: a limit left out is none. */
 function budgetOf(input: CreateSessionBody['budget']): SessionBudget {

@@ -12,7 +12,8 @@ import { isContextCommand } from '../context/context-command.ts';
 export interface ActiveTurn {
   /** the newest truth about the turn; only the turn runner replaces it, one transition at a time */
   record: TurnRecord;
-  readonly session: SessionRecord;
+  /** as read at admission (--cluster: under the session's lock, store/turn-leases.ts insertLeasedTurn) */
+  session: SessionRecord;
   readonly attachments: DecodedAttachments;
   readonly abort: AbortController;
   /** the turn's child agents (spawn_agent) */

@@ -13,6 +13,7 @@ import { findTurn } from '../../store/turns.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
 import { ApiError } from '../../domain/errors.ts';
 import type { TurnRecord, TurnText } from '../../domain/turn.ts';
+import type { SessionRecord } from '../../domain/session.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Config } from '../../config/config.ts';
 
@@ -94,13 +95,15 @@ export class TurnLeases {
    * Stores a new turn with this instance's lease on it; `holder` stops it if the lease goes or a
    * cancel comes. 409 session_busy while another turn of the session is active on any instance.
    * Answers whether the boundary's queue, counted across the cluster, was full (`queueLimit`
-   * turns queued): the turn is stored all the same, for the caller to fail.
+   * turns queued): the turn is stored all the same, for the caller to fail. Answers the session
+   * too, as read under the admission's lock: what another instance changed before is the turn's.
    */
-  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder, queueLimit: number): Promise<{ queueFull: boolean }> {
+  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder, queueLimit: number): Promise<{ queueFull: boolean; session: SessionRecord }> {
     const admission = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs, queueLimit);
     if (admission === 'session_busy') throw new ApiError('session_busy', 'the session has an active turn');
+    if (admission === 'session_not_found') throw new ApiError('session_not_found', 'no such session');
     this.hold(record.id, record.attempt, holder);
-    return { queueFull: admission === 'stored_queue_full' };
+    return { queueFull: admission.stored === 'stored_queue_full', session: admission.session };
   }
 
   /** From now on this instance renews the turn's lease at `attempt`, and tells `holder` when it is lost or cancelled. */

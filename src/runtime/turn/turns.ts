@@ -110,7 +110,9 @@ export class TurnService {
     let clusterQueueFull = false;
     try {
       if (this.leases) {
-        ({ queueFull: clusterQueueFull } = await this.leases.admit(record, text, leaseHolderOf(turn, this.runner), this.clusterQueueLimit()));
+        const admitted = await this.leases.admit(record, text, leaseHolderOf(turn, this.runner), this.clusterQueueLimit());
+        clusterQueueFull = admitted.queueFull;
+        turn.session = admitted.session;
       }
       else await turnsTable.insertTurn(this.boundary.db, record, text);
     } catch (error) {

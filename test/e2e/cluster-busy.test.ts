@@ -1,0 +1,73 @@
+// CONTRACT.md §18–§19, issue 30 item 2: one active turn per session holds across the instances of a
+// cluster for changes of the session too. A turn admitted on beta and a change of its session on
+// alpha at the same moment come one wholly before the other: the change answers 409 session_busy,
+// or the turn sees the change (its session moved to another model; or, deleted, the turn is refused).
+// Real processes on a real PostgreSQL, the fake provider.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import { http } from '../support/http.ts';
+import { until, useTestCluster } from '../support/cluster.ts';
+
+const ROUNDS = 24;
+
+describe('changes of a session and turns admitted on another instance, at once', () => {
+  const cluster = useTestCluster(() => ['--turn-lease-seconds', '10']);
+  const { start, ended } = cluster;
+
+  it('a PATCH of the model on alpha never lands while beta admits a turn that keeps the old model', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const violations: string[] = [];
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: { model: 'fake-responses' } })).json;
+      const marker = `PATCHRACE-${round}`;
+      cluster.fake.respond(marker, () => ({ kind: 'hang' }));
+      const [admission, patch] = await Promise.all([
+        http('POST', `${beta.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: hold the session` } }),
+        // a few offsets, so that the change meets the admission at different points
+        delay(round % 4).then(() => http('PATCH', `${alpha.url}/v1/sessions/${session.id}`, { body: { model: 'fake-anthropic' } })),
+      ]);
+      assert.equal(admission.status, 202, JSON.stringify(admission.json));
+      const key = `${admission.status}/${patch.status}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      const request = await until(`the model request of ${marker}`, async () => cluster.fake.requests.find((seen) => JSON.stringify(seen.body).includes(marker)));
+      if (patch.status === 200 && request.dialect !== 'anthropic-messages') {
+        violations.push(`round ${round}: the PATCH landed and the turn admitted with it asked ${request.dialect}`);
+      } else if (patch.status !== 200) {
+        assert.equal(patch.json?.error?.code, 'session_busy');
+        assert.equal(request.dialect, 'openai-responses');
+      }
+      await http('POST', `${beta.url}/v1/turns/${admission.json.id}/cancel`);
+      assert.equal((await ended(beta, admission.json.id)).status, 'cancelled');
+    }
+    assert.deepEqual(violations, [], `outcomes ${JSON.stringify([...outcomes])}`);
+  });
+
+  it('a DELETE on alpha and a turn on beta never both succeed', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const violations: string[] = [];
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
+      const marker = `DELETERACE-${round}`;
+      cluster.fake.respond(marker, () => ({ kind: 'hang' }));
+      const [admission, deletion] = await Promise.all([
+        http('POST', `${beta.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: hold the session` } }),
+        delay(round % 4).then(() => http('DELETE', `${alpha.url}/v1/sessions/${session.id}`)),
+      ]);
+      const key = `${admission.status}/${deletion.status}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      if (admission.status === 202 && deletion.status === 204) violations.push(`round ${round}: both succeeded`);
+      else if (admission.status === 202) assert.equal(deletion.json?.error?.code, 'session_busy');
+      else assert.deepEqual([admission.status, admission.json?.error?.code, deletion.status], [404, 'session_not_found', 204]);
+      if (admission.status === 202 && deletion.status !== 204) {
+        await http('POST', `${beta.url}/v1/turns/${admission.json.id}/cancel`);
+        await ended(beta, admission.json.id);
+      }
+    }
+    assert.deepEqual(violations, [], `outcomes ${JSON.stringify([...outcomes])}`);
+  });
+});
