@@ -20,6 +20,7 @@ import { closeSync, existsSync, ftruncateSync, fstatSync, mkdirSync, openSync, r
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SandboxQuota } from '../config/config.ts';
+import { diskUsers } from './disk-users.ts';
 
 const run = promisify(execFile);
 
@@ -40,7 +41,10 @@ export interface TenantDisk {
   created: boolean;
   /** the image is larger than the quota asks (it is never shrunk); the size it keeps */
   keptLargerBytes: number | null;
-  /** unmounts the workspace bind and the file system (lazily when something still holds them) */
+  /**
+   * stops using the file system; the last user of the machine unmounts the workspace bind and the
+   * file system (lazily when something still holds them)
+   */
   close(): Promise<void>;
 }
 
@@ -102,14 +106,39 @@ async function growImage(image: string, bytes: number): Promise<number | null> {
 }
 
 /**
- * Mounts the tenant's file system and binds its `workspace` onto `workspaceRoot`. A new image
- * receives what the workspace root and the old guest HOME held (cp -a, links copied as links;
- * the originals stay beneath the mount). Mounts left by a server that died are undone first.
+ * Mounts the tenant's file system and binds its `workspace` onto `workspaceRoot`, or, when another
+ * agentd of this machine (an instance of a cluster on the same tenant state root) uses it already,
+ * uses its mounts; the last user to close unmounts (disk-users.ts). A new image receives what the
+ * workspace root and the old guest HOME held (cp -a, links copied as links; the originals stay
+ * beneath the mount). Mounts left by a server that died, with no user left, are undone first.
  */
 export async function mountTenantDisk(stateDir: string, workspaceRoot: string, quota: SandboxQuota): Promise<TenantDisk> {
+  const mountPoint = join(stateDir, DISK_MOUNT_NAME);
+  const users = await diskUsers(stateDir);
+  const close = () =>
+    users.exclusively(async (section) => {
+      section.stopUsing();
+      if (section.othersUse()) return;
+      await unmount(workspaceRoot);
+      await unmount(mountPoint);
+    });
+  return users.exclusively(async (section) => {
+    const mounted = mountPoints();
+    if (section.othersUse() && mounted.has(mountPoint) && mounted.has(workspaceRoot)) {
+      // mounted by another instance, which goes on using it: not remounted, so neither grown
+      section.startUsing();
+      const size = statSync(join(stateDir, DISK_IMAGE_NAME)).size;
+      return { home: join(mountPoint, 'home'), created: false, keptLargerBytes: size > quota.bytes ? size : null, close };
+    }
+    const disk = await mountImage(stateDir, workspaceRoot, quota, mounted);
+    section.startUsing();
+    return { ...disk, close };
+  });
+}
+
+async function mountImage(stateDir: string, workspaceRoot: string, quota: SandboxQuota, stale: Set<string>): Promise<Omit<TenantDisk, 'close'>> {
   const image = join(stateDir, DISK_IMAGE_NAME);
   const mountPoint = join(stateDir, DISK_MOUNT_NAME);
-  const stale = mountPoints();
   for (const target of [workspaceRoot, mountPoint]) if (stale.has(target)) await unmount(target);
 
   const created = !existsSync(image);
@@ -128,15 +157,7 @@ export async function mountTenantDisk(stateDir: string, workspaceRoot: string, q
       if (existsSync(oldHome)) await tool('cp', ['-a', '--no-target-directory', `${oldHome}/.`, home]);
     }
     await tool('mount', ['--bind', workspace, workspaceRoot]);
-    return {
-      home,
-      created,
-      keptLargerBytes,
-      close: async () => {
-        await unmount(workspaceRoot);
-        await unmount(mountPoint);
-      },
-    };
+    return { home, created, keptLargerBytes };
   } catch (error) {
     await unmount(mountPoint).catch(() => {});
     // a copy that did not fit leaves no half-filled image behind to be mounted next time

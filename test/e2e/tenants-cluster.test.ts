@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import { endOf, turnOf, until, useTenantCluster } from '../tenancy/support/tenant-cluster.ts';
 import { query } from '../tenancy/support/scratch-cluster.ts';
 import { tenantDatabaseName } from '../../src/tenancy/provision.ts';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runnerScript } from './sandbox-support.ts';
 
+const shell = (callId: string, command: string) => ({ name: 'shell', arguments: JSON.stringify({ command }), callId });
+/** how often `target` is a mount point in this mount namespace (the servers' as well) */
+const mountsAt = (target: string) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4] === target).length;
 const ask = (callId: string, question: string) => ({ name: 'ask_question', arguments: JSON.stringify({ question, options: ['yes', 'no'] }), callId });
 
 describe('multi-tenant hosts in a cluster', () => {
@@ -84,5 +91,39 @@ describe('multi-tenant hosts in a cluster', () => {
     assert.equal((await endOf(cluster.tenant(alpha, 1), other.id)).status, 'completed');
     for (const turn of [running, waiting]) await onBeta.request('POST', `/v1/turns/${turn.id}/cancel`);
     assert.equal((await endOf(onAlpha, waiting.id)).status, 'cancelled');
+  });
+
+  it('share each tenant\'s disk image on one machine: an instance stopping leaves the mounts to the others, the last one unmounts', async (t) => {
+    const disk = ['--sandbox-runner', runnerScript(), '--sandbox-disk-quota', '16M', '--sandbox-inode-quota', '200'];
+    const alpha = await cluster.start('alpha', disk);
+    const beta = await cluster.start('beta', disk);
+    const onAlpha = cluster.tenant(alpha, 0);
+    const stateDir = join(cluster.fixture.tenantStateRoot, onAlpha.id);
+    const mountPoint = join(stateDir, 'sandbox-disk');
+    t.after(() => {
+      for (const target of [onAlpha.workspaceRoot, mountPoint]) if (mountsAt(target) > 0) execFileSync('umount', ['--lazy', target]);
+    });
+    const loopDevices = () => execFileSync('losetup', ['--associated', join(stateDir, 'sandbox-disk.ext4')], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    // beta used alpha's mounts rather than mounting the image a second time
+    assert.deepEqual([mountsAt(onAlpha.workspaceRoot), mountsAt(mountPoint), loopDevices()], [1, 1, 1]);
+
+    const runOn = async (tenant: typeof onAlpha, marker: string, command: string) => {
+      cluster.fake.route(marker, { kind: 'reply', toolCalls: [shell(`call_${marker.replaceAll(' ', '_')}`, command)] }, { kind: 'reply', text: 'done' });
+      const session = await tenant.request('POST', '/v1/sessions', { body: {} });
+      const turn = await tenant.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input: marker } });
+      assert.equal((await endOf(tenant, turn.json.id, 60_000)).status, 'completed');
+    };
+    await runOn(cluster.tenant(beta, 0), 'disk write on beta', 'echo kept > kept.txt');
+    await beta.stop();
+    // alpha still works on the image: the bind and the file system stayed
+    assert.deepEqual([mountsAt(onAlpha.workspaceRoot), mountsAt(mountPoint)], [1, 1]);
+    assert.equal(readFileSync(join(onAlpha.workspaceRoot, 'kept.txt'), 'utf8'), 'kept\n');
+    await runOn(onAlpha, 'disk write on alpha', 'cat kept.txt > seen.txt');
+    assert.equal(readFileSync(join(mountPoint, 'workspace', 'seen.txt'), 'utf8'), 'kept\n');
+
+    // the last one to stop unmounts
+    await alpha.stop();
+    assert.deepEqual([mountsAt(onAlpha.workspaceRoot), mountsAt(mountPoint)], [0, 0]);
+    assert.ok(!existsSync(join(onAlpha.workspaceRoot, 'kept.txt')), 'the workspace root shows what lies beneath the mount again');
   });
 });
