@@ -5,7 +5,7 @@
  * (--revert-history); older ones and the bytes no kept turn needs any more are deleted as each new
  * row is stored.
  */
-import type { Db } from './database.ts';
+import { inTransaction, type Db } from './database.ts';
 import type { RevertEntry, TurnRevertPlan } from '../domain/turn-revert.ts';
 
 export type StoredRevert =
@@ -77,7 +77,7 @@ export async function readRevertContents(db: Db, turnId: string): Promise<Map<st
 
 /** Marks a kept turn reverted; false when another revert did first. Its bytes are no longer needed. */
 export async function markTurnReverted(db: Db, turnId: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const result = await trx.updateTable('turn_reverts').set({ status: 'reverted' }).where('turn_id', '=', turnId).where('status', '=', 'available').executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) return false;
     await dropContentsOf(trx, [turnId]);

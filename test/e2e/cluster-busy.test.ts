@@ -2,10 +2,13 @@
 // cluster for changes of the session too. A turn admitted on beta and a change of its session on
 // alpha at the same moment come one wholly before the other: the change answers 409 session_busy,
 // or the turn sees the change (its session moved to another model; or, deleted, the turn is refused).
+// A revert (CONTRACT.md §20) of a turn whose session has a turn active on another instance is refused.
 // Real processes on a real PostgreSQL, the fake provider.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { http } from '../support/http.ts';
 import { until, useTestCluster } from '../support/cluster.ts';
 
@@ -69,5 +72,31 @@ describe('changes of a session and turns admitted on another instance, at once',
       }
     }
     assert.deepEqual(violations, [], `outcomes ${JSON.stringify([...outcomes])}`);
+  });
+
+  it('a revert on beta while the session\'s next turn runs on alpha answers 409 session_busy; after the turn it reverts', async () => {
+    const alpha = await start('alpha', ['--yolo']);
+    const beta = await start('beta', ['--yolo']);
+    const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
+    const made = join(cluster.workspace, 'made-by-the-turn.txt');
+    cluster.fake.route('REVERT-WRITE', { kind: 'reply', toolCalls: [{ name: 'apply_patch', kind: 'custom', arguments: '*** Begin Patch\n*** Add File: made-by-the-turn.txt\n+made\n*** End Patch', callId: 'call_patch' }] as any }, { kind: 'reply', text: 'written' }, { kind: 'hang' });
+    const writer = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'REVERT-WRITE: make a file' } })).json;
+    assert.equal((await ended(alpha, writer.id)).status, 'completed');
+    assert.ok(existsSync(made));
+
+    // the session's next request (its first user message is still REVERT-WRITE's) hangs
+    const holder = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'REVERT-HOLD: hold the session' } })).json;
+    await cluster.statusOn(beta, holder.id, 'running');
+    for (const agentd of [beta, alpha]) {
+      const refused = await http('POST', `${agentd.url}/v1/turns/${writer.id}/revert`);
+      assert.deepEqual([refused.status, refused.json?.error?.code], [409, 'session_busy'], JSON.stringify(refused.json));
+    }
+    assert.ok(existsSync(made), 'nothing was written back');
+
+    await http('POST', `${beta.url}/v1/turns/${holder.id}/cancel`);
+    assert.equal((await ended(beta, holder.id)).status, 'cancelled');
+    const reverted = await http('POST', `${beta.url}/v1/turns/${writer.id}/revert`);
+    assert.deepEqual([reverted.status, reverted.json], [200, { reverted: ['made-by-the-turn.txt'] }]);
+    assert.equal(existsSync(made), false);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * POST /v1/turns/:id/revert (CONTRACT.md §20): the turn's kept revert (store/turn-reverts.ts)
  * written back where the boundary's tools write (exec/revert-through-executor.ts), refused while
- * a turn of the session is active, announced as `turn.reverted`.
+ * a turn of the session is active, announced as `turn.reverted`. With --cluster the whole revert
+ * holds the session's lock (store/turn-leases.ts changeIdleSession): a turn active on any instance
+ * refuses it, and a turn admitted on another instance meanwhile waits for it to end.
  */
 import { ApiError } from '../../domain/errors.ts';
 import { findSession } from '../../store/sessions.ts';
@@ -12,6 +14,8 @@ import { ExecutorError } from '../../exec/executor.ts';
 import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
+import type { Db } from '../../store/database.ts';
+import { changeIdleSession, SESSION_BUSY } from '../../store/turn-leases.ts';
 
 export interface TurnRevertDeps {
   boundary: Boundary;
@@ -31,41 +35,51 @@ export class TurnReverts {
   }
 
   async revert(turn: TurnRecord): Promise<{ reverted: string[] }> {
-    const { boundary, hub } = this.deps;
-    if (this.deps.sessionBusy(turn.sessionId) || this.reverting.has(turn.sessionId)) throw new ApiError('session_busy', 'the session has an active turn');
+    const busy = () => new ApiError('session_busy', 'the session has an active turn');
+    if (this.deps.sessionBusy(turn.sessionId) || this.reverting.has(turn.sessionId)) throw busy();
     this.reverting.add(turn.sessionId);
     try {
-      const kept = await findTurnRevert(boundary.db, boundary.id, turn.id);
-      // A turn that ran no writing call keeps no row: there is nothing to write back.
-      if (!kept && boundary.limits.revertHistory > 0 && isTerminal(turn.status) && (await turnChangedNothing(boundary.db, turn.sessionId, turn.id))) {
-        hub.emit('turn.reverted', turn.sessionId, turn.id, { paths: [] });
-        return { reverted: [] };
-      }
-      if (!kept) {
-        throw new ApiError('revert_unavailable', `the turn's earlier file contents are not kept: only the latest ${boundary.limits.revertHistory} turns of a session that ran a writing call can be reverted (--revert-history)`);
-      }
-      if (kept.status === 'unavailable') throw new ApiError('revert_unavailable', `the turn cannot be reverted: ${kept.reason}`);
-      const paths = kept.entries.map((entry) => entry.path);
-      if (kept.status === 'reverted') throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
-      const session = await findSession(boundary.db, boundary.id, turn.sessionId);
-      if (!session) throw new ApiError('turn_not_found', 'no such turn');
-      const contents = Object.fromEntries([...(await readRevertContents(boundary.db, turn.id))].map(([hash, bytes]) => [hash, bytes.toString('base64')]));
-      let outcome;
-      try {
-        outcome = await revertThroughExecutor(boundary.tools, session.cwd, { entries: kept.entries, contents });
-      } catch (error) {
-        if (error instanceof RevertTooLarge) throw new ApiError('revert_unavailable', error.message);
-        // The sandbox that did not answer, or a file system that refused a write, is no client's fault and
-        // no reason for a 500: the revert may be asked again once the cause is gone.
-        throw new ApiError('revert_unavailable', `the turn's files could not be written back (${failureKind(error)}); try again later`);
-      }
-      if (!outcome.ok) throw new ApiError('revert_conflict', 'files of the turn changed since; nothing was reverted', { paths: outcome.conflicts });
-      if (!(await markTurnReverted(boundary.db, turn.id))) throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
-      hub.emit('turn.reverted', turn.sessionId, turn.id, { paths: outcome.reverted });
-      return { reverted: outcome.reverted };
+      const { db, cluster } = this.deps.boundary;
+      // With --cluster the file writes run inside the transaction: a sandbox that does not answer holds the lock until its timeout.
+      const outcome = cluster ? await changeIdleSession(db, turn.sessionId, (trx) => this.revertIdle(trx, turn)) : await this.revertIdle(db, turn);
+      if (outcome === SESSION_BUSY) throw busy();
+      // announced once durable
+      this.deps.hub.emit('turn.reverted', turn.sessionId, turn.id, { paths: outcome.reverted });
+      return outcome;
     } finally {
       this.reverting.delete(turn.sessionId);
     }
+  }
+
+  /** The revert itself, its session known to be idle; `db` is the boundary's store or the transaction holding the session's lock. */
+  private async revertIdle(db: Db, turn: TurnRecord): Promise<{ reverted: string[] }> {
+    const { boundary } = this.deps;
+    const kept = await findTurnRevert(db, boundary.id, turn.id);
+    // A turn that ran no writing call keeps no row: there is nothing to write back.
+    if (!kept && boundary.limits.revertHistory > 0 && isTerminal(turn.status) && (await turnChangedNothing(db, turn.sessionId, turn.id))) {
+      return { reverted: [] };
+    }
+    if (!kept) {
+      throw new ApiError('revert_unavailable', `the turn's earlier file contents are not kept: only the latest ${boundary.limits.revertHistory} turns of a session that ran a writing call can be reverted (--revert-history)`);
+    }
+    if (kept.status === 'unavailable') throw new ApiError('revert_unavailable', `the turn cannot be reverted: ${kept.reason}`);
+    const paths = kept.entries.map((entry) => entry.path);
+    if (kept.status === 'reverted') throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
+    const session = await findSession(db, boundary.id, turn.sessionId);
+    if (!session) throw new ApiError('turn_not_found', 'no such turn');
+    const contents = Object.fromEntries([...(await readRevertContents(db, turn.id))].map(([hash, bytes]) => [hash, bytes.toString('base64')]));
+    let outcome;
+    try {
+      outcome = await revertThroughExecutor(boundary.tools, session.cwd, { entries: kept.entries, contents });
+    } catch (error) {
+      if (error instanceof RevertTooLarge) throw new ApiError('revert_unavailable', error.message);
+      // The sandbox that did not answer, or a file system that refused a write, is no client's fault and
+      // no reason for a 500: the revert may be asked again once the cause is gone.
+      throw new ApiError('revert_unavailable', `the turn's files could not be written back (${failureKind(error)}); try again later`);
+    }
+    if (!outcome.ok) throw new ApiError('revert_conflict', 'files of the turn changed since; nothing was reverted', { paths: outcome.conflicts });
+    if (!(await markTurnReverted(db, turn.id))) throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
+    return { reverted: outcome.reverted };
   }
 }
 
