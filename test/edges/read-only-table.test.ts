@@ -249,7 +249,8 @@ test('git (confined only): each read subcommand and listing form runs; writing, 
   }
   for (const command of ['git log -O', 'git grep -iO x', 'git grep -Ovim x', "git log --format='%G?'", "git log --pretty=format:%GS", 'git log --format=%GK']) asks(command);
   // look-alikes that do not write or execute
-  for (const command of ['git log --oneline', 'git log --stat', 'git diff --name-only', "git log --format='%H %s'", 'git log -p', 'git grep -i x', 'git log --', 'git diff -- src', 'git log --o']) {
+  // (a capital O in a pattern or a file name is no -O)
+  for (const command of ['git log --oneline', 'git log --stat', 'git diff --name-only', "git log --format='%H %s'", 'git log -p', 'git grep -i x', 'git log --', 'git diff -- src', 'git log --o', 'git grep TODO', 'git show HEAD:OWNERS']) {
     if (command === 'git log --o') asks(command); // an abbreviation of --output (and others) is refused, too short to tell
     else runs(command);
   }
