@@ -45,7 +45,7 @@ export const GUARDS = {
   'no-follow': {
     timeoutMS: 15_000,
     modules: ['src/workspace/no-follow.ts'],
-    tests: ['test/edges/no-follow.test.ts', 'test/workspace/no-follow.test.ts'],
+    tests: ['test/edges/no-follow.test.ts', 'test/edges/no-follow-without-proc.test.ts', 'test/workspace/no-follow.test.ts'],
   },
   'egress-ranges': {
     timeoutMS: 15_000,

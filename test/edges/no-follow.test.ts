@@ -188,3 +188,31 @@ test('a path through a plain file is an ordinary ENOTDIR, even opened as a direc
   assert.throws(() => openDirectoryExact(path.join(inside, 'real', 'file.txt', 'x')), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR' && !(error instanceof UnsafePathError));
   assert.throws(() => openDirectoryExact(path.join(inside, 'real', 'file.txt')), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR' && !(error instanceof UnsafePathError));
 });
+
+test('a directory is held by an O_PATH handle, which needs no read permission', () => {
+  const { inside } = world('o-path');
+  const O_PATH = 0o10000000; // Linux's value; the kernel reports a descriptor's open flags in octal in fdinfo
+  const flagsOf = (fd: number) => Number.parseInt(/^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8);
+  const directory = openDirectoryExact(path.join(inside, 'real'));
+  try {
+    assert.equal(flagsOf(directory.fd) & O_PATH, O_PATH);
+    const file = openEntry(directory, 'file.txt', constants.O_RDONLY);
+    assert.equal(flagsOf(file) & O_PATH, 0, 'what is read is opened for reading');
+    closeSync(file);
+  } finally {
+    closeDirectory(directory);
+  }
+});
+
+test('creating a file where a symlink stands is an ordinary EEXIST, and the symlink is not followed', () => {
+  const { inside, base } = world('exclusive');
+  const directory = openDirectoryExact(path.join(inside, 'real'));
+  try {
+    const exclusive = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+    assert.throws(() => openEntry(directory, 'file-link.txt', exclusive, 0o600), (error: NodeJS.ErrnoException) => error.code === 'EEXIST' && !(error instanceof UnsafePathError));
+    assert.throws(() => openExact(path.join(inside, 'real', 'file-link.txt'), exclusive, 0o600), (error: NodeJS.ErrnoException) => error.code === 'EEXIST' && !(error instanceof UnsafePathError));
+  } finally {
+    closeDirectory(directory);
+  }
+  assert.equal(readFileSync(path.join(base, 'outside', 'file.txt'), 'utf8'), 'secret');
+});
