@@ -128,7 +128,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     try {
       // Loaded only in multi-tenant mode: the registry's schema would cost every other start-up.
       const { startTenantHosting } = await import('./tenancy/tenant-hosting.ts');
-      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks, othersPresent: async () => (await store.claim?.othersPresent()) ?? false });
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks, adminDb: store.db, othersPresent: async () => (await store.claim?.othersPresent()) ?? false });
       // provisioning is done: other instances of the cluster may join the registry's database
       await store.claim?.admitOthers();
       runtimeFor = hosting.runtimeFor;

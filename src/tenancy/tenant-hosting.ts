@@ -29,6 +29,9 @@ import type { Tenant } from '../config/tenant-registry.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 import type { BoundaryWebhookDeps } from '../runtime/boundary-runtime.ts';
 import { NO_METRICS } from '../telemetry/recorder.ts';
+import type { Kysely } from 'kysely';
+import { migrateAdministrativeDatabase } from './admin-migrations.ts';
+import { ClusterTenants } from './cluster-tenants.ts';
 
 /**
  * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
@@ -51,6 +54,8 @@ export interface TenantHostingOptions {
    * tenants' turns are then handed over rather than ended, as a single-user instance's are.
    */
   othersPresent(): Promise<boolean>;
+  /** the administrative database (the claim's): with --cluster, which instance holds which tenant (cluster-tenants.ts) */
+  adminDb: Kysely<any>;
   /** --webhook-url: server-wide URLs; each tenant's deliveries carry its id and leave from its own outbox */
   webhooks?: Omit<BoundaryWebhookDeps, 'firstLook'> | null;
 }
@@ -72,6 +77,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     logger.warn('no --sandbox-runner: tenants\' agents are offered no tool that executes or writes; they answer, read inside their workspace, plan and ask');
   }
 
+  if (config.cluster) await migrateAdministrativeDatabase(options.adminDb);
   const provisioned = await provisionTenants({ adminUrl, tenantStateRoot: stateRoot, tenants: registry.tenants });
   const databaseUrls = new Map(provisioned.map((tenant) => [tenant.tenantId, tenant.databaseUrl]));
   logger.info({ tenants: provisioned.length }, 'tenants provisioned');
@@ -105,6 +111,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry, webhooks },
       );
       await store.claim?.admitOthers();
+      await clusterTenants?.hold(tenant.id);
       return {
         runtime,
         close: async () => {
@@ -112,6 +119,8 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
           // closed for another tenant has no turn to hand over; a stopping instance of a live
           // cluster hands its turns over, which another instance resumes (cluster-tenants.ts).
           await runtime.close({ handOver });
+          // handed over, the tenant stays recorded as this instance's, to be taken by another
+          if (!handOver) await clusterTenants?.release(tenant.id);
           await store.close();
           drains?.start(tenant.id);
         },
@@ -124,6 +133,17 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   };
 
   const runtimes = new TenantRuntimes({ maxActive: config.limits.maxActiveTenants, open: openTenant, logger });
+  const tenantsById = new Map(registry.tenants.map((tenant) => [tenant.id, tenant]));
+  const clusterTenants = config.cluster
+    ? new ClusterTenants({
+        db: options.adminDb,
+        instanceId: config.instanceId,
+        leaseMs: config.turnLeaseSeconds * 1000,
+        logger,
+        known: (tenantId) => tenantsById.has(tenantId),
+        open: async (tenantId) => (await runtimes.lease(tenantsById.get(tenantId)!)).release(),
+      })
+    : null;
   return {
     runtimes,
     async runtimeFor(request, reply) {
@@ -135,6 +155,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     },
     close: async () => {
       handOver = config.cluster && (await options.othersPresent());
+      await clusterTenants?.stop(handOver).catch((error: Error) => logger.warn({ err: error.message }, 'could not give up this instance\'s tenants in the administrative database'));
       // first: a runtime closing now starts no drain
       await drains?.closeAll();
       await runtimes.closeAll();

@@ -126,4 +126,38 @@ describe('multi-tenant hosts in a cluster', () => {
     assert.deepEqual([mountsAt(onAlpha.workspaceRoot), mountsAt(mountPoint)], [0, 0]);
     assert.ok(!existsSync(join(onAlpha.workspaceRoot, 'kept.txt')), 'the workspace root shows what lies beneath the mount again');
   });
+
+  /** The model requests of the conversation whose first user message holds `marker`. */
+  const asked = (marker: string) => cluster.fake.requests.filter((request) => request.dialect !== null && JSON.stringify(request.body).includes(marker)).length;
+
+  for (const [how, end] of [
+    ['killed (-9)', (agentd: { kill(): Promise<void> }) => agentd.kill()],
+    ['stopped (SIGTERM)', (agentd: { stop(): Promise<void> }) => agentd.stop()],
+  ] as const) {
+    it(`a tenant's turns on an instance ${how} are taken over by an instance that never served the tenant`, async (t) => {
+      const alpha = await cluster.start('alpha');
+      const beta = await cluster.start('beta');
+      const onAlpha = cluster.tenant(alpha, 1);
+      // a first turn on alpha loads the provider and tool modules, a pause a lease must not meet
+      cluster.fake.route(`warm ${how}`, { kind: 'reply', text: 'warm' });
+      const warm = await onAlpha.request('POST', '/v1/sessions', { body: {} });
+      const warmTurn = await onAlpha.request('POST', `/v1/sessions/${warm.json.id}/turns`, { body: { input: `warm ${how}` } });
+      assert.equal((await endOf(onAlpha, warmTurn.json.id)).status, 'completed');
+
+      const marker = `taken over after alpha was ${how}`;
+      cluster.fake.route(marker, { kind: 'hang' }, { kind: 'reply', text: 'resumed elsewhere' });
+      const session = await onAlpha.request('POST', '/v1/sessions', { body: {} });
+      const turn = await onAlpha.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input: marker } });
+      await until('the model asked on alpha', async () => (asked(marker) === 1 ? true : undefined));
+      await end(alpha);
+      const endedAt = Date.now();
+      // nothing asks beta about the tenant: it finds the tenant alpha held and resumes its turn
+      await until('beta to ask the model again', async () => (asked(marker) === 2 ? true : undefined), 30_000);
+      t.diagnostic(`the model asked again ${Date.now() - endedAt} ms after alpha was ${how} (lease 5 s)`);
+      const done = await endOf(cluster.tenant(beta, 1), turn.json.id);
+      assert.deepEqual([done.status, done.attempt], ['completed', 2]);
+      const history = (await cluster.tenant(beta, 1).request('GET', `/v1/sessions/${session.json.id}/history`)).json.data;
+      assert.equal(history.at(-1).turn.assistantText, 'resumed elsewhere');
+    });
+  }
 });
