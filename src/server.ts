@@ -86,6 +86,9 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     },
   };
   const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir, claim, ...(config.tenants ? { maxConnections: 1, migrate: false } : {}) });
+  // The registry's database holds no turns for a lone instance to end first: the cluster's other
+  // instances may join at once (provisioning serialises itself; a tenant's database is claimed apart).
+  if (config.tenants) await store.claim?.admitOthers();
   let telemetry: Awaited<ReturnType<typeof startTelemetry>>;
   try {
     telemetry = await startTelemetry({ metricsPort: config.metricsPort, metricsHost: config.metricsHost, perTenant: config.tenants !== null }, env, log, VERSION);
@@ -128,9 +131,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     try {
       // Loaded only in multi-tenant mode: the registry's schema would cost every other start-up.
       const { startTenantHosting } = await import('./tenancy/tenant-hosting.ts');
-      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks, adminDb: store.db, othersPresent: async () => (await store.claim?.othersPresent()) ?? false });
-      // provisioning is done: other instances of the cluster may join the registry's database
-      await store.claim?.admitOthers();
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks, adminDb: store.db, aloneOnRegistry: store.claim?.alone ?? true, othersPresent: async () => (await store.claim?.othersPresent()) ?? false });
       runtimeFor = hosting.runtimeFor;
       closeRuntimes = hosting.close;
     } catch (error) {

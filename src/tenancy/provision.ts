@@ -8,13 +8,21 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { openStore } from '../store/database.ts';
-import { ensureTenantPassword, scramSha256Verifier, tenantStateDir } from './db-password.ts';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureTenantPassword, PASSWORD_FILE_NAME, scramSha256Verifier, tenantStateDir } from './db-password.ts';
 
 export interface ProvisionOptions {
   /** the administrative connection (`--database-url`): CREATEDB and CREATEROLE suffice */
   adminUrl: string;
   tenantStateRoot: string;
   tenants: readonly { id: string }[];
+  /**
+   * Other instances of a cluster are connected as the tenants' roles: a role's password is never
+   * replaced then (that would lock them out). A tenant state root without the password of a role
+   * that exists is refused instead: its `db-password` must be copied from another instance's.
+   */
+  othersConnect?: boolean;
 }
 
 export interface ProvisionedTenant {
@@ -65,6 +73,13 @@ async function provisionTenant(admin: pg.Client, options: ProvisionOptions, tena
   const database = tenantDatabaseName(tenantId);
   const role = tenantRoleName(tenantId);
   const { password, created } = ensureTenantPassword(options.tenantStateRoot, tenantId);
+  if (created && options.othersConnect && (await roleExists(admin, role))) {
+    const file = join(tenantStateDir(options.tenantStateRoot, tenantId), PASSWORD_FILE_NAME);
+    rmSync(file, { force: true });
+    throw new ProvisioningError(
+      `tenant ${tenantId}: role ${role} exists but ${file} did not; the cluster's other instances connect with the role's password, which a new one would replace. Copy db-password (mode 0600) from another instance's tenant state root, or stop every instance to let this one set a new password`,
+    );
+  }
   await ensureRole(admin, role, password, created);
   await ensureDatabase(admin, database, role);
   await grantPublicSchema(options.adminUrl, database, role);
@@ -78,6 +93,10 @@ async function provisionTenant(admin: pg.Client, options: ProvisionOptions, tena
   const store = await openStore({ databaseUrl: url, stateDir: tenantStateDir(options.tenantStateRoot, tenantId) });
   await store.close();
   return { tenantId, database, role, databaseUrl: url };
+}
+
+async function roleExists(admin: pg.Client, role: string): Promise<boolean> {
+  return ((await admin.query('select 1 from pg_roles where rolname = $1', [role])).rowCount ?? 0) > 0;
 }
 
 async function ensureRole(admin: pg.Client, role: string, password: string, passwordIsNew: boolean): Promise<void> {

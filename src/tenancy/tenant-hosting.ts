@@ -54,6 +54,8 @@ export interface TenantHostingOptions {
    * tenants' turns are then handed over rather than ended, as a single-user instance's are.
    */
   othersPresent(): Promise<boolean>;
+  /** no other instance of the cluster held the administrative database when this one claimed it */
+  aloneOnRegistry: boolean;
   /** the administrative database (the claim's): with --cluster, which instance holds which tenant (cluster-tenants.ts) */
   adminDb: Kysely<any>;
   /** --webhook-url: server-wide URLs; each tenant's deliveries carry its id and leave from its own outbox */
@@ -78,7 +80,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
   }
 
   if (config.cluster) await migrateAdministrativeDatabase(options.adminDb);
-  const provisioned = await provisionTenants({ adminUrl, tenantStateRoot: stateRoot, tenants: registry.tenants });
+  const provisioned = await provisionTenants({ adminUrl, tenantStateRoot: stateRoot, tenants: registry.tenants, othersConnect: config.cluster && !options.aloneOnRegistry });
   const databaseUrls = new Map(provisioned.map((tenant) => [tenant.tenantId, tenant.databaseUrl]));
   logger.info({ tenants: provisioned.length }, 'tenants provisioned');
   const disks = sandboxRunner !== null && config.sandboxQuota !== null ? await mountTenantDisks(config, logger) : new Map<string, TenantDisk>();

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -146,5 +146,22 @@ describe('per-tenant PostgreSQL provisioning', () => {
 
   it('refuses a tenant id that is not a canonical UUID before touching the server', async () => {
     await assert.rejects(provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants: [{ id: 'x"; drop database postgres; --' }] }), /is not a canonical UUID/);
+  });
+
+  it('with other instances of a cluster connected, never replaces a role\'s password from a tenant state root that lacks it', async () => {
+    const tenants = cluster.newTenants(1);
+    const [first] = await provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: cluster.stateRoot, tenants });
+    // another machine's instance, with a tenant state root of its own
+    const otherRoot = mkdtempSync(join(tmpdir(), 'agentd-tenants-other-'));
+    await assert.rejects(
+      provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: otherRoot, tenants, othersConnect: true }),
+      /role agentd_rt_\w+ exists but .*db-password did not; .*Copy db-password \(mode 0600\) from another instance's tenant state root/,
+    );
+    assert.ok(!existsSync(join(otherRoot, tenants[0].id, 'db-password')), 'no password of its own is left behind');
+    assert.equal(await connectionRefusal(first.databaseUrl), 'connected', 'the first instance\'s password still works');
+    // with the file copied, it provisions and connects with the same password
+    copyFileSync(join(cluster.stateRoot, tenants[0].id, 'db-password'), join(otherRoot, tenants[0].id, 'db-password'));
+    const [again] = await provisionTenants({ adminUrl: cluster.adminUrl, tenantStateRoot: otherRoot, tenants, othersConnect: true });
+    assert.equal(again.databaseUrl, first.databaseUrl);
   });
 });
