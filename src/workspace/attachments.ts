@@ -38,8 +38,9 @@ const IMAGE_SIGNATURES: Record<string, (bytes: Buffer) => boolean> = {
   'image/bmp': (bytes) => bytes.subarray(0, 2).toString('latin1') === 'BM',
 };
 
+/** A byte past the end reads undefined, which equals no signature byte. */
 function startsWith(bytes: Buffer, signature: number[]): boolean {
-  return bytes.length >= signature.length && signature.every((byte, index) => bytes[index] === byte);
+  return signature.every((byte, index) => bytes[index] === byte);
 }
 
 /** A refusal naming the entry (`images[0]`, `files[2]`) in `details`, as CONTRACT.md §14 asks. */

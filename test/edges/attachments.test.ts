@@ -3,7 +3,7 @@
 // plain file names against their look-alikes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeAttachments, MAX_ATTACHMENTS, MAX_FILE_NAME_BYTES, MAX_IMAGES, type FileInput, type ImageInput } from '../../src/workspace/attachments.ts';
+import { decodeAttachments, inputDigest, MAX_ATTACHMENTS, MAX_FILE_NAME_BYTES, MAX_IMAGES, type FileInput, type ImageInput } from '../../src/workspace/attachments.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 function refusedAt(run: () => unknown, entry: string, message: RegExp): void {
@@ -93,4 +93,13 @@ test('file names: 255 bytes of UTF-8 pass, 256 do not, however few the character
     assert.equal(Buffer.byteLength(name), 256);
     refusedAt(() => decodeAttachments([], [file(name)]), 'files[0]', /at most 255 bytes/);
   }
+});
+
+test('a turn without images or files (the fields left out of its body) has none, and digests as empty lists', () => {
+  assert.deepEqual(decodeAttachments(), { images: [], files: [] });
+  assert.deepEqual(decodeAttachments(undefined, [file('a.txt')]).images, []);
+  assert.deepEqual(decodeAttachments([], undefined).files, []);
+  assert.equal(inputDigest('hello'), inputDigest('hello', [], []));
+  assert.equal(inputDigest('hello', undefined, [file('a.txt')]), inputDigest('hello', [], [file('a.txt')]));
+  assert.notEqual(inputDigest('hello'), inputDigest('hello', [image('image/bmp', [...Buffer.from('BM')])]), 'an image changes the digest');
 });
