@@ -53,6 +53,7 @@ export function checkAccess(policy: AccessPolicy, request: FastifyRequest, reply
   }
   if (request.method === 'OPTIONS' && origin !== undefined) {
     reply.code(204).send();
+    // Stryker disable next-line BooleanLiteral: with `false` the hook calls done() after the reply was sent, and Fastify 5 routes no request whose reply is sent (test/edges/access-checks.test.ts counts the route's calls)
     return true;
   }
   if (registry !== null) {
