@@ -16,6 +16,8 @@ import { instrumentHttp } from '../telemetry/http-telemetry.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 import { NO_TRACING, type Tracing } from '../telemetry/tracing.ts';
 import { validatorsOnFirstUse } from './validators-on-first-use.ts';
+import { PRECOMPILED_VALIDATORS } from './precompiled-validators.ts';
+import type AjvCompiler from '@fastify/ajv-compiler';
 import { logRequestLines, noteFailure } from './request-line.ts';
 
 export interface AppOptions {
@@ -32,7 +34,12 @@ export interface AppOptions {
   tracing?: Tracing;
   /** a `request` line at info for every request; otherwise only for statuses of 400 and above, the rest at debug (request-line.ts) */
   logEveryRequest?: boolean;
+  /** how route schemas become validators; the build's generator passes its own (scripts/emit-validators.mjs) */
+  buildValidator?: AjvCompiler.BuildCompilerFromPool;
 }
+
+/** Ajv's options for the route schemas: nothing is removed, coerced or filled in, and the first error is enough. */
+export const AJV_OPTIONS = { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } } as const;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,7 +50,7 @@ declare module 'fastify' {
 
 /** The Fastify application: access checks, body rules, the error envelope and one route per operation. */
 export function buildApp(options: AppOptions): FastifyInstance {
-  const validators = validatorsOnFirstUse();
+  const validators = validatorsOnFirstUse(PRECOMPILED_VALIDATORS);
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -62,8 +69,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Stopping is answered by our own hook, in the envelope, after the access checks.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
-    schemaController: { compilersFactory: { buildValidator: validators.buildValidator } },
+    ajv: AJV_OPTIONS,
+    schemaController: { compilersFactory: { buildValidator: options.buildValidator ?? validators.buildValidator } },
+  });
+  app.addHook('onReady', (done) => {
+    options.logger.debug({ precompiled: validators.precompiled, compiledOnFirstUse: validators.uncompiled }, 'route validators');
+    done();
   });
   // Once listening, so that neither start-up nor a client's first request compiles the schemas.
   app.addHook('onListen', (done) => {

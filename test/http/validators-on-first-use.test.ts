@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { compiledOnFirstUse, validatorsOnFirstUse } from '../../src/http/validators-on-first-use.ts';
+import { compiledOnFirstUse, schemaKey, validatorsOnFirstUse, type Validator } from '../../src/http/validators-on-first-use.ts';
 
 function appWith(schemas: Record<string, unknown>) {
   // Fastify's default removes unknown properties; agentd's Ajv options refuse them, and must still apply
@@ -87,4 +87,45 @@ describe('route validators compiled on first use', () => {
     assert.equal(validate({}), true);
     assert.equal(compilations, 1);
   });
+});
+
+describe('route validators generated at build time', () => {
+  const schema = { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false };
+  const appWithPrecompiled = (precompiled: Record<string, () => Validator>) => {
+    const validators = validatorsOnFirstUse(precompiled);
+    const app = Fastify({ schemaController: { compilersFactory: { buildValidator: validators.buildValidator } } });
+    app.post('/sessions', { schema: { body: schema } }, async () => ({ ok: true }));
+    return { app, validators };
+  };
+
+  it('uses the generated validator of exactly this schema, and compiles nothing', async () => {
+    let calls = 0;
+    // as Ajv's generated code does, it says why on its own `errors`
+    const unlucky: Validator = (data) => {
+      calls++;
+      const valid = (data as { n?: unknown }).n !== 13;
+      unlucky.errors = valid ? null : [{ instancePath: '/n', message: 'must not be 13' }];
+      return valid;
+    };
+    const { app, validators } = appWithPrecompiled({ [schemaKey(schema)]: () => unlucky });
+    await app.ready();
+    assert.equal(validators.precompiled, 1);
+    assert.equal(validators.uncompiled, 0);
+    assert.equal((await app.inject({ method: 'POST', url: '/sessions', payload: { n: 13 } })).statusCode, 400, 'the generated function decided');
+    assert.equal((await app.inject({ method: 'POST', url: '/sessions', payload: { n: 'x' } })).statusCode, 200, 'and Ajv was not asked');
+    assert.equal(calls, 2);
+    await app.close();
+  });
+
+  it('never uses a validator generated from another schema (a stale build): that schema is compiled by Ajv', async () => {
+    const stale = { ...schema, properties: { n: { type: 'string' } } };
+    const { app, validators } = appWithPrecompiled({ [schemaKey(stale)]: () => () => true });
+    await app.ready();
+    assert.equal(validators.precompiled, 0);
+    assert.equal(validators.uncompiled, 1);
+    assert.equal((await app.inject({ method: 'POST', url: '/sessions', payload: { n: 'x' } })).statusCode, 400);
+    assert.equal((await app.inject({ method: 'POST', url: '/sessions', payload: { n: 1 } })).statusCode, 200);
+    await app.close();
+  });
+
 });
