@@ -8,6 +8,7 @@ import { shareAgentsView } from './turn/shared-agents-view.ts';
 import { TurnService } from './turn/turns.ts';
 import { TurnRunner } from './turn/turn-runner.ts';
 import { TurnLeases } from './turn/turn-leases.ts';
+import { ClusterSteers } from './turn/cluster-steers.ts';
 import { TurnResumption } from './turn/turn-resume.ts';
 import { TurnReverts } from './turn/turn-reverts.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';
@@ -56,6 +57,8 @@ export class BoundaryRuntime {
   readonly setups: RepositorySetups;
   /** --cluster: the leases on this instance's turns */
   private readonly leases: TurnLeases | null;
+  /** --cluster: steers taken on any instance reach the turns held here */
+  private readonly steers: ClusterSteers | null;
   private readonly logger: Logger;
   private readonly runner: TurnRunner;
 
@@ -83,7 +86,8 @@ export class BoundaryRuntime {
     this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, webhooks) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
     const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
-    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, this.leases, reverts);
+    this.steers = boundary.cluster ? new ClusterSteers(boundary.db, boundary.id, activeTurns, hub, logger) : null;
+    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, this.leases, reverts, this.steers);
     if (this.leases) {
       const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
       this.leases.resumeWith((taken) => resumption.resume(taken));
@@ -133,6 +137,7 @@ export class BoundaryRuntime {
       await this.leases.releaseHeld(held).catch((error: unknown) => this.logger.warn({ err: error }, 'could not release the leases handed over; they run out instead'));
     } else await this.turns.cancelAll();
     this.leases?.stop();
+    this.steers?.stop();
     this.requests.stop();
     await this.setups.stopAll();
     this.runner.close();

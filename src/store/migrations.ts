@@ -209,6 +209,31 @@ const MIGRATIONS: Record<string, Migration> = {
     },
   },
   /*
+   * Steering from any instance of a cluster (CONTRACT.md §18–§19, docs/CLUSTER.md): a steer is a
+   * row naming the session's active turn; the turn's owner claims it under the turn's attempt,
+   * gives it to the turn (or refuses it, the turn ending) and says which; the instance that took
+   * the request waits for that. Kept after the decision (without its text) for clientRequestId.
+   */
+  '0012_turn_steers': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('turn_steers')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('session_id', 'text', (column) => column.notNull())
+        .addColumn('turn_id', 'text', (column) => column.notNull())
+        .addColumn('client_request_id', 'text')
+        .addColumn('input_digest', 'text', (column) => column.notNull())
+        .addColumn('input', 'text', (column) => column.notNull())
+        .addColumn('item', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('claimed_attempt', 'integer')
+        .execute();
+      await db.schema.createIndex('turn_steers_turn').on('turn_steers').columns(['turn_id', 'status']).execute();
+      await db.schema.createIndex('turn_steers_client_request').on('turn_steers').columns(['session_id', 'client_request_id']).unique().execute();
+    },
+  },
+  /*
    * The webhook outbox (CONTRACT.md §20, docs/WEBHOOKS.md): one row per delivery still owed (an
    * event for one URL), written in the transaction that stores what the event announces and
    * deleted once delivered or dropped. `body` is the exact JSON signed and sent, so every retry

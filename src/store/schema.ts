@@ -70,6 +70,23 @@ export interface TurnStepsTable {
   model_step: string | null;
 }
 
+/** --cluster: a steer taken by one instance for a turn another may run (store/turn-steers.ts). */
+export interface TurnSteersTable {
+  id: string;
+  session_id: string;
+  turn_id: string;
+  client_request_id: string | null;
+  input_digest: string;
+  /** the steered text (text-codec.ts), '' once decided */
+  input: string;
+  /** JSON of the user message the turn is given, '' once decided */
+  item: string;
+  created_at: string;
+  /** pending, claimed (by the turn's owner at claimed_attempt), steered or refused */
+  status: string;
+  claimed_attempt: number | null;
+}
+
 export interface HumanRequestsTable {
   id: string;
   boundary_id: string;
@@ -179,6 +196,7 @@ export interface Database {
   human_requests: HumanRequestsTable;
   events: EventsTable;
   turn_steps: TurnStepsTable;
+  turn_steers: TurnSteersTable;
   webhook_outbox: WebhookOutboxTable;
   turn_agents: TurnAgentsTable;
 }

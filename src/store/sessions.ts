@@ -1,5 +1,6 @@
 import { inTransaction, type Db } from './database.ts';
 import { forgetSessionReverts } from './turn-reverts.ts';
+import { forgetSessionSteers } from './turn-steers.ts';
 import type { SessionsTable } from './schema.ts';
 import type { Effort } from '../domain/effort.ts';
 import type { UsageCounters } from '../domain/usage.ts';
@@ -238,6 +239,7 @@ export async function deleteSessionCascade(db: Db, boundaryId: string, id: strin
   return writingSessionRow(db, id, () => inTransaction(db, async (trx) => {
     await trx.deleteFrom('history_turns').where('session_id', '=', id).execute();
     await forgetSessionReverts(trx, id);
+    await forgetSessionSteers(trx, id);
     await trx.deleteFrom('turns').where('session_id', '=', id).execute();
     const result = await trx.deleteFrom('sessions').where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

@@ -17,6 +17,8 @@ import type { TraceParent } from '../../telemetry/tracing.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
 import type { EventHub } from '../event-hub.ts';
 import { SteerReceipts } from './steer-receipts.ts';
+import type { ClusterSteers } from './cluster-steers.ts';
+import type { StoredSteer } from '../../store/turn-steers.ts';
 
 /**
  * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
@@ -32,6 +34,8 @@ export class TurnService {
     /** --cluster: a turn is stored with this instance's lease on it */
     private readonly leases: TurnLeases | null = null,
     private readonly reverts: TurnReverts | null = null,
+    /** --cluster: steers travel through the database to the turn's owner */
+    private readonly clusterSteers: ClusterSteers | null = null,
   ) {}
 
   private readonly steers = new SteerReceipts();
@@ -72,6 +76,11 @@ export class TurnService {
       if (known) return this.replayIdempotent(known, digest);
       const stored = await turnsTable.findTurnByClientRequestId(this.boundary.db, session.id, clientRequestId);
       if (stored) return this.replayIdempotent({ turn: stored, delivery: 'queued' }, digest);
+      const steered = this.clusterSteers && (await this.clusterSteers.find(session.id, clientRequestId));
+      if (steered) {
+        const replayed = await this.replayClusterSteer(steered, digest);
+        if (replayed) return replayed;
+      }
     }
     if (body.input.trim() === '' && !(body.images?.length)) throw new ApiError('empty_input', 'input is blank and there is no image');
     if (body.steer && body.files?.length) throw new ApiError('invalid_attachment', 'a steer carries no files: attach them to a turn of their own', { entry: 'files[0]' });
@@ -142,6 +151,12 @@ export class TurnService {
    * to be admitted as a turn of its own. Null at once when the session has no active turn here.
    */
   private async steer(sessionId: string, input: string, attachments: DecodedAttachments, digest: string, clientRequestId: string | undefined): Promise<TurnAdmission | null> {
+    if (this.clusterSteers) {
+      const outcome = await this.clusterSteers.steer(sessionId, input, userMessageItem(input, attachments, []), digest, clientRequestId);
+      if (outcome === null) return null;
+      if ('status' in outcome) return this.replayClusterSteer(outcome, digest);
+      return { turn: await this.get(outcome.turnId), delivery: 'steered' };
+    }
     for (;;) {
       if (clientRequestId) {
         const raced = this.admittedInMemory(sessionId, clientRequestId);
@@ -206,6 +221,17 @@ export class TurnService {
     const active = this.active.ofSession(sessionId);
     if (active && active.record.clientRequestId === clientRequestId) return { turn: active.record, delivery: 'queued' };
     return undefined;
+  }
+
+  /**
+   * A retry of a steer a cluster stored (on any instance): answered as the first was, once its
+   * turn's owner has decided; null when it was refused, once the turn has ended, for the retry to
+   * go on like the first (whose own turn, admitted first, answers it by clientRequestId).
+   */
+  private async replayClusterSteer(steer: StoredSteer, digest: string): Promise<TurnAdmission | null> {
+    if (steer.inputDigest !== digest) throw new ApiError('idempotency_conflict', 'this clientRequestId was used with a different input');
+    const outcome = await this.clusterSteers!.settle(steer);
+    return outcome === null ? null : { turn: await this.get(outcome.turnId), delivery: 'steered' };
   }
 
   private async replayIdempotent(known: KnownAdmission, digest: string): Promise<TurnAdmission> {
