@@ -91,6 +91,7 @@ export class BoundaryRuntime {
     if (this.leases) {
       const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
       this.leases.resumeWith((taken) => resumption.resume(taken));
+      this.leases.pullQueuedWhen(boundary.id, () => scheduler.hasIdleSlot(boundary.id));
     }
   }
 

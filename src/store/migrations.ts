@@ -234,6 +234,17 @@ const MIGRATIONS: Record<string, Migration> = {
     },
   },
   /*
+   * A queued turn of a cluster may be started by whichever instance has a free running slot
+   * (docs/CLUSTER.md "Queued turns start where there is room"): `movable` is 1 for a turn that
+   * another instance can start from its row alone, 0 for one whose images or files live only in
+   * the memory of the instance that admitted it.
+   */
+  '0012_turns_movable': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('turns').addColumn('movable', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+    },
+  },
+  /*
    * The webhook outbox (CONTRACT.md §20, docs/WEBHOOKS.md): one row per delivery still owed (an
    * event for one URL), written in the transaction that stores what the event announces and
    * deleted once delivered or dropped. `body` is the exact JSON signed and sent, so every retry

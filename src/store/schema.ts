@@ -1,4 +1,5 @@
 /** Table shapes as the query layer sees them. JSON columns hold text; booleans are 0/1 integers. */
+import type { Generated } from 'kysely';
 
 export interface SessionsTable {
   id: string;
@@ -55,6 +56,8 @@ export interface TurnsTable {
   lease_expires_at: number | null;
   /** --cluster: when an instance that does not run the turn was asked to cancel it; its owner polls for it */
   cancel_requested_at: string | null;
+  /** --cluster: 1 when any instance may start the turn while it is queued (no attachments kept only in memory) */
+  movable: Generated<number>;
 }
 
 /** --cluster: the human requests of the turns of a cluster, so every instance lists and answers them. */

@@ -56,7 +56,7 @@ function activeTurnOf(db: Db, sessionId: string) {
  * deleted on another instance since it was read is 'session_not_found'; the session is read again
  * under the lock, so a change another instance made to it before the turn's admission is the turn's.
  */
-export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number, queueLimit: number | null = null): Promise<LeasedAdmission> {
+export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number, queueLimit: number | null = null, movable = false): Promise<LeasedAdmission> {
   return db.transaction().execute(async (trx) => {
     let queueFull = false;
     if (queueLimit !== null) {
@@ -72,7 +72,7 @@ export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText,
     await insertTurn(trx, turn, text);
     await trx
       .updateTable('turns')
-      .set({ lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
+      .set({ lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}`, movable: movable ? 1 : 0 })
       .where('id', '=', turn.id)
       .execute();
     return { stored: queueFull ? 'stored_queue_full' : 'stored', session: sessionFromRow(session) };
@@ -168,6 +168,38 @@ export async function takeOverExpiredTurns(db: Db, owner: string, leaseMs: numbe
     .returning(['id', 'attempt'])
     .execute();
   return rows.map((row) => ({ id: row.id, attempt: row.attempt }));
+}
+
+/**
+ * Takes, for `owner` (which has a free running slot), the boundary's oldest queued turn that
+ * another instance holds and any instance may start (`movable`), not asked to be cancelled: its
+ * attempt grows and its lease becomes `owner`'s, so its former holder's writes, the `running` it
+ * stores as it starts the turn included, are refused. `for update skip locked`: instances pulling
+ * at once take different turns, and a turn whose row its holder is writing (starting it) is left.
+ */
+export async function takeOldestQueuedTurn(db: Db, boundaryId: string, owner: string, leaseMs: number): Promise<TakenTurn | null> {
+  const row = await db
+    .updateTable('turns')
+    .set({ attempt: sql`attempt + 1`, lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
+    .where('id', '=', (eb) =>
+      eb
+        .selectFrom('turns')
+        .select('id')
+        .where('boundary_id', '=', boundaryId)
+        .where('status', '=', 'queued')
+        .where('movable', '=', 1)
+        .where('lease_owner', '<>', owner)
+        .where('cancel_requested_at', 'is', null)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .where('status', '=', 'queued')
+    .returning(['id', 'attempt'])
+    .executeTakeFirst();
+  return row ? { id: row.id, attempt: row.attempt } : null;
 }
 
 /**

@@ -25,7 +25,7 @@ const TURN_COLUMNS = {
   created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true, attempt: true,
 } as const;
 
-type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at'>;
+type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at' | 'movable'>;
 
 const insertTurnRow = preparedQuery((db, param: Param<InsertedRow>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));
 
@@ -140,7 +140,7 @@ function toRow(turn: TurnRecord): Omit<InsertedRow, 'input' | 'user_text'> {
 }
 
 /** A row whose text columns hold heads (see selectTurns). */
-function fromRow(row: Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at'>): TurnRecord {
+function fromRow(row: InsertedRow): TurnRecord {
   const { input, userText, inputTruncated } = boundTurnText({ input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text) });
   return {
     id: row.id,

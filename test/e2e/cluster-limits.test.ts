@@ -21,13 +21,17 @@ describe('limits and reads across the instances of a cluster', () => {
     const limits = ['--max-concurrent-turns', '1', '--max-queued-turns', '1'];
     const alpha = await start('alpha', limits);
     const beta = await start('beta', limits);
-    cluster.fake.enqueue({ kind: 'hang', afterText: 'working' });
-    const busy = await submit(alpha, (await newSession(alpha)).id, 'take the only slot');
+    cluster.fake.route('LIMITS-ALPHA-SLOT', { kind: 'hang', afterText: 'working' });
+    cluster.fake.route('LIMITS-BETA-SLOT', { kind: 'hang', afterText: 'working' });
+    const busy = await submit(alpha, (await newSession(alpha)).id, 'LIMITS-ALPHA-SLOT: take the only slot');
     await statusOn(beta, busy.id, 'running');
+    // beta's slot is taken too, or beta would start alpha's queued turn (cluster-queue.test.ts)
+    const betaBusy = await submit(beta, (await newSession(beta)).id, 'LIMITS-BETA-SLOT: take beta\'s slot');
+    await statusOn(alpha, betaBusy.id, 'running');
     const queued = await submit(alpha, (await newSession(alpha)).id, 'wait for the slot');
     assert.equal(queued.status, 'queued');
 
-    // beta runs nothing, but the cluster's queue holds one turn: full
+    // beta queues nothing, but the cluster's queue holds one turn: full
     const refused = await submit(beta, (await newSession(beta)).id, 'me too');
     assert.equal(refused.status, 'failed');
     assert.match(refused.error, /^turn_queue_full/);
@@ -36,6 +40,7 @@ describe('limits and reads across the instances of a cluster', () => {
     // once the queue empties, beta admits again
     await http('POST', `${beta.url}/v1/turns/${queued.id}/cancel`);
     await http('POST', `${beta.url}/v1/turns/${busy.id}/cancel`);
+    await http('POST', `${alpha.url}/v1/turns/${betaBusy.id}/cancel`);
     const next = await submit(beta, (await newSession(beta)).id, 'now there is room');
     assert.equal(next.status, 'queued');
     assert.equal((await ended(beta, next.id)).status, 'completed');

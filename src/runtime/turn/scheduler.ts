@@ -60,6 +60,12 @@ export class Scheduler<J extends Job = Job> {
     this.admit();
   }
 
+  /** Nothing waits and a job of `tenantId` would start at once (--cluster: this instance may start another's queued turn). */
+  hasIdleSlot(tenantId: string): boolean {
+    const underTenantLimit = this.limits.maxRunningPerTenant === null || (this.runningByTenant.get(tenantId) ?? 0) < this.limits.maxRunningPerTenant;
+    return this.queued === 0 && this.running < this.limits.maxRunning && underTenantLimit;
+  }
+
   get counts() {
     return { running: this.running, queued: this.queued };
   }

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
-import { cancelsRequestedAmong, endExpiredTurns, type EndedTurn, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, requestTurnCancel, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
+import { cancelsRequestedAmong, endExpiredTurns, type EndedTurn, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, requestTurnCancel, takeOldestQueuedTurn, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 import { deleteEndedTurnSteps } from '../../store/turn-steps.ts';
 import { findTurn } from '../../store/turns.ts';
@@ -77,6 +77,9 @@ export class TurnLeases {
   private resumer: TurnResumer | null = null;
   /** SIGTERM: this instance hands its turns over and takes none */
   private leaving = false;
+  /** whether this instance has a free running slot and nothing queued: then it starts another's queued turn */
+  private room: { boundaryId: string; free: () => boolean } | null = null;
+  private pulling = false;
 
   constructor(
     private readonly db: Db,
@@ -98,8 +101,8 @@ export class TurnLeases {
    * turns queued): the turn is stored all the same, for the caller to fail. Answers the session
    * too, as read under the admission's lock: what another instance changed before is the turn's.
    */
-  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder, queueLimit: number): Promise<{ queueFull: boolean; session: SessionRecord }> {
-    const admission = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs, queueLimit);
+  async admit(record: TurnRecord, text: TurnText, holder: LeaseHolder, queueLimit: number, movable: boolean): Promise<{ queueFull: boolean; session: SessionRecord }> {
+    const admission = await insertLeasedTurn(this.db, record, text, this.membership.instanceId, this.membership.turnLeaseMs, queueLimit, movable);
     if (admission === 'session_busy') throw new ApiError('session_busy', 'the session has an active turn');
     if (admission === 'session_not_found') throw new ApiError('session_not_found', 'no such session');
     this.hold(record.id, record.attempt, holder);
@@ -127,6 +130,15 @@ export class TurnLeases {
   /** How the turns this instance takes over are resumed. */
   resumeWith(resumer: TurnResumer): void {
     this.resumer = resumer;
+  }
+
+  /**
+   * From now on, whenever `room()` says this instance could start a turn at once, its poll takes
+   * the boundary's oldest queued turn another instance holds (store/turn-leases.ts
+   * takeOldestQueuedTurn) and starts it here, as a takeover (turn.resumed, attempt + 1).
+   */
+  pullQueuedWhen(boundaryId: string, room: () => boolean): void {
+    this.room = { boundaryId, free: room };
   }
 
   /**
@@ -186,8 +198,27 @@ export class TurnLeases {
     await releaseTurnLeases(this.db, this.membership.instanceId, turnIds);
   }
 
+  /** Queued turns held elsewhere start here while this instance has room, oldest first, one per poll. */
+  private async pullQueued(): Promise<void> {
+    const room = this.room;
+    if (this.pulling || this.leaving || !this.resumer || !room?.free()) return;
+    this.pulling = true;
+    try {
+      const taken = await takeOldestQueuedTurn(this.db, room.boundaryId, this.membership.instanceId, this.membership.turnLeaseMs);
+      if (taken === null) return;
+      this.logger.info({ turnId: taken.id, attempt: taken.attempt }, 'took a turn queued on another instance: starting it here');
+      await this.resumer(taken);
+    } catch (error) {
+      // the next poll tries again; a turn taken but not resumed is taken over once its lease runs out
+      this.logger.warn({ err: error }, 'could not take a turn queued on another instance');
+    } finally {
+      this.pulling = false;
+    }
+  }
+
   /** Cancels asked through other instances (store/turn-leases.ts requestTurnCancel) reach the turns held here. */
   private async pollCancels(): Promise<void> {
+    void this.pullQueued();
     if (this.polling || this.held.size === 0) return;
     this.polling = true;
     try {

@@ -26,7 +26,7 @@ const NO_ATTACHMENTS = { images: [], files: [] };
 /** What the holder of a turn's lease does when the lease goes, or a cancel comes through another instance. */
 export function leaseHolderOf(turn: ActiveTurn, runner: TurnRunner): LeaseHolder {
   return {
-    lost: () => turn.abort.abort(new TurnLeaseLost()),
+    lost: () => runner.lose(turn, new TurnLeaseLost()),
     cancelRequested: () => void runner.cancel(turn).catch(() => undefined),
   };
 }

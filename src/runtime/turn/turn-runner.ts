@@ -232,7 +232,12 @@ export class TurnRunner {
     const startedMs = performance.now();
     try {
       // a resumed turn that had started goes on as it was: running, or waiting for its answer
-      if (turn.record.status === 'queued') this.advance(turn, { kind: 'start', at: nowIso() });
+      if (turn.record.status === 'queued') {
+        this.advance(turn, { kind: 'start', at: nowIso() });
+        // --cluster: another instance may have taken the queued turn; only a stored `running` makes it ours to run
+        if (this.deps.leases) await this.rowWrites.get(turn);
+        signal.throwIfAborted();
+      }
       text = await this.wholeText(turn);
       outcome = await this.execute(turn, text, resume);
     } catch (error) {
@@ -515,6 +520,16 @@ export class TurnRunner {
     turn.abort.abort(new TurnHandedOver());
     if (slot && !slot.admitted && this.deps.scheduler.remove(slot.job)) this.letGoOf(turn, 'turn handed over to another instance');
     await turn.finished;
+  }
+
+  /**
+   * The turn's lease went to another instance (a takeover, or a queued turn another instance
+   * started): its run stops; a turn still waiting for a slot here leaves the queue at once.
+   */
+  lose(turn: ActiveTurn, reason: Error): void {
+    const slot = this.slots.get(turn);
+    turn.abort.abort(reason);
+    if (slot && !slot.admitted && this.deps.scheduler.remove(slot.job)) this.letGoOf(turn, 'turn taken by another instance while queued here');
   }
 
   /** This instance lets go of the turn without writing or publishing anything more of it. */

@@ -119,7 +119,9 @@ export class TurnService {
     let clusterQueueFull = false;
     try {
       if (this.leases) {
-        const admitted = await this.leases.admit(record, text, leaseHolderOf(turn, this.runner), this.clusterQueueLimit());
+        // another instance can start it from its row alone unless it carries images or files
+        const movable = attachments.images.length === 0 && attachments.files.length === 0;
+        const admitted = await this.leases.admit(record, text, leaseHolderOf(turn, this.runner), this.clusterQueueLimit(), movable);
         clusterQueueFull = admitted.queueFull;
         turn.session = admitted.session;
       }
@@ -195,7 +197,10 @@ export class TurnService {
     const active = this.active.get(record.id);
     if (active) {
       await this.runner.cancel(active);
-      return this.get(record.id);
+      const after = await this.get(record.id);
+      // --cluster: a queued turn another instance took meanwhile was not this one's to cancel
+      if (this.leases && ACTIVE_STATUSES.includes(after.status)) return (await this.leases.cancelElsewhere(this.boundary.id, record.id)) ?? after;
+      return after;
     }
     // With --cluster, a turn this instance does not hold may run on another (or ran on one now gone).
     if (this.leases && ACTIVE_STATUSES.includes(record.status)) return (await this.leases.cancelElsewhere(this.boundary.id, record.id)) ?? record;
