@@ -98,12 +98,17 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   }
   endOrphanedSandboxes(config.stateDir, log);
 
-  const scheduler = new Scheduler({
+  const schedulerLimits = {
     maxRunning: config.limits.maxConcurrentTurns,
     maxQueued: config.limits.maxQueuedTurns,
     maxRunningPerTenant: config.tenants ? config.limits.maxConcurrentTurnsPerTenant : null,
     maxQueuedPerTenant: config.tenants ? config.limits.maxQueuedTurnsPerTenant : null,
-  });
+  };
+  // a multi-tenant cluster counts the server-wide queue across its instances (tenancy/cluster-queue.ts)
+  const scheduler =
+    config.tenants && config.cluster
+      ? new (await import('./tenancy/cluster-queue.ts')).ClusterScheduler(config.limits.maxQueuedTurns, schedulerLimits)
+      : new Scheduler(schedulerLimits);
   telemetry.metrics.observeTurnQueue(() => scheduler.counts);
   const mcp = await startMcpServers(config, log);
   const confinement = await probingConfinement;

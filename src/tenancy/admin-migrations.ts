@@ -24,6 +24,20 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('cluster_tenants_by_instance').on('cluster_tenants').columns(['instance_id']).execute();
     },
   },
+  /**
+   * Each instance's count of turns queued in its scheduler, under a lease it renews
+   * (cluster-queue.ts): `--max-queued-turns` counted across the cluster's instances.
+   */
+  '0013_cluster_tenants_queue': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('cluster_instances')
+        .addColumn('instance_id', 'text', (column) => column.primaryKey())
+        .addColumn('queued_turns', 'integer', (column) => column.notNull())
+        .addColumn('lease_expires_at', 'bigint', (column) => column.notNull())
+        .execute();
+    },
+  },
 };
 
 export async function migrateAdministrativeDatabase(db: Kysely<any>): Promise<void> {

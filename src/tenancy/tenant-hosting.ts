@@ -32,6 +32,7 @@ import { NO_METRICS } from '../telemetry/recorder.ts';
 import type { Kysely } from 'kysely';
 import { migrateAdministrativeDatabase } from './admin-migrations.ts';
 import { ClusterTenants } from './cluster-tenants.ts';
+import { ClusterQueue, ClusterScheduler } from './cluster-queue.ts';
 
 /**
  * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
@@ -136,6 +137,10 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
 
   const runtimes = new TenantRuntimes({ maxActive: config.limits.maxActiveTenants, open: openTenant, logger });
   const tenantsById = new Map(registry.tenants.map((tenant) => [tenant.id, tenant]));
+  const clusterQueue =
+    scheduler instanceof ClusterScheduler
+      ? new ClusterQueue({ db: options.adminDb, instanceId: config.instanceId, leaseMs: config.turnLeaseSeconds * 1000, scheduler, logger })
+      : null;
   const clusterTenants = config.cluster
     ? new ClusterTenants({
         db: options.adminDb,
@@ -158,6 +163,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     close: async () => {
       handOver = config.cluster && (await options.othersPresent());
       await clusterTenants?.stop(handOver).catch((error: Error) => logger.warn({ err: error.message }, 'could not give up this instance\'s tenants in the administrative database'));
+      await clusterQueue?.stop().catch((error: Error) => logger.warn({ err: error.message }, 'could not withdraw this instance\'s queued turns from the administrative database'));
       // first: a runtime closing now starts no drain
       await drains?.closeAll();
       await runtimes.closeAll();

@@ -93,6 +93,39 @@ describe('multi-tenant hosts in a cluster', () => {
     assert.equal((await endOf(onAlpha, waiting.id)).status, 'cancelled');
   });
 
+  it('count the server-wide queue (--max-queued-turns) across instances, a bound half a second old', async () => {
+    const serverLimits = ['--max-concurrent-turns', '1', '--max-queued-turns', '1'];
+    const alpha = await cluster.start('alpha', serverLimits);
+    const beta = await cluster.start('beta', serverLimits);
+    const turnIn = async (tenant: ReturnType<typeof cluster.tenant>, input: string) => {
+      const session = await tenant.request('POST', '/v1/sessions', { body: {} });
+      return (await tenant.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input } })).json;
+    };
+    cluster.fake.route('wide-limit running', { kind: 'hang' });
+    cluster.fake.route('wide-limit waiting', { kind: 'reply', text: 'ran after all' });
+    const running = await turnIn(cluster.tenant(alpha, 0), 'wide-limit running');
+    await until('the first turn running', async () => ((await turnOf(cluster.tenant(alpha, 0), running.id)).status === 'running' ? true : undefined));
+    // alpha's one running slot is taken: the other tenant's turn waits in alpha's server queue
+    const waiting = await turnIn(cluster.tenant(alpha, 1), 'wide-limit waiting');
+    assert.equal(waiting.status, 'queued');
+    const published = async (instance: string) => (await query('select queued_turns from cluster_instances where instance_id = $1', [instance], cluster.adminUrl))[0]?.queued_turns;
+    await until('alpha to publish its queue', async () => ((await published('alpha')) === 1 ? true : undefined));
+    // beta reads it at its next poll (every 500 ms)
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const refused = await turnIn(cluster.tenant(beta, 0), 'wide-limit refused');
+    assert.equal(refused.status, 'failed', 'beta runs nothing, yet the cluster\'s one queued place is taken');
+    assert.match(refused.error, /^turn_queue_full/);
+
+    // the place frees once alpha's queued turn starts
+    await cluster.tenant(beta, 0).request('POST', `/v1/turns/${running.id}/cancel`);
+    assert.equal((await endOf(cluster.tenant(alpha, 1), waiting.id)).status, 'completed');
+    await until('alpha to publish an empty queue', async () => ((await published('alpha')) === 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    cluster.fake.route('wide-limit admitted', { kind: 'reply', text: 'admitted' });
+    const admitted = await turnIn(cluster.tenant(beta, 0), 'wide-limit admitted');
+    assert.equal((await endOf(cluster.tenant(beta, 0), admitted.id)).status, 'completed');
+  });
+
   it('share each tenant\'s disk image on one machine: an instance stopping leaves the mounts to the others, the last one unmounts', async (t) => {
     const disk = ['--sandbox-runner', runnerScript(), '--sandbox-disk-quota', '16M', '--sandbox-inode-quota', '200'];
     const alpha = await cluster.start('alpha', disk);

@@ -26,6 +26,8 @@ export interface TenantCluster {
   readonly fake: FakeProvider;
   readonly fixture: RegistryFixture;
   readonly tenantIds: readonly string[];
+  /** the registry's (administrative) database, as its owner */
+  readonly adminUrl: string;
   /** an instance with the shared arguments, `--instance-id` and `extra`; killed after each test */
   start(instanceId: string, extra?: string[]): Promise<AgentdProcess>;
   tenant(agentd: AgentdProcess, index: number): TenantOnInstance;
@@ -68,6 +70,9 @@ export function useTenantCluster(options: { tenantCount: number; args?: string[]
     },
     get fixture() {
       return fixture;
+    },
+    get adminUrl() {
+      return scratch.adminUrl;
     },
     get tenantIds() {
       return document.tenants.map((tenant: { id: string }) => tenant.id);
