@@ -260,7 +260,7 @@ export class TurnRunner {
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
       const userItem = userMessageItem(text.input, turn.attachments, files.paths.map(boundary.tools.modelPath));
-      const budget = this.budgetOf(turn, model);
+      const budget = this.budgetOf(turn, model, resume);
       const leases = this.deps.leases;
       const confirm = leases ? () => leases.confirm(record.id) : null;
       const metered = meteredAdapter(instrumentedAdapter(await this.deps.adapterFor(model), model, this.telemetry), (usage) => budget.spend(usage));
@@ -338,15 +338,22 @@ export class TurnRunner {
   }
 
   /** What the turn may spend: its budget requests are the main agent's, whichever agent reached the limit. */
-  private budgetOf(turn: ActiveTurn, model: CatalogModel): TurnBudget {
+  /**
+   * The turn's budget. A resumed turn has spent what its recorded responses spent (the session's
+   * counters take them only at the turn's end), so it asks as its former owner would have, with
+   * the same prompt: a budget request the former owner published is adopted, not asked again.
+   */
+  private budgetOf(turn: ActiveTurn, model: CatalogModel, resume?: ResumePlan): TurnBudget {
     const { session } = turn;
-    return new TurnBudget(session, (usage) => costOf(model, usage), {
+    const budget = new TurnBudget(session, (usage) => costOf(model, usage), {
       ask: (prompt, check) => this.portFor(turn, null).askHuman('budget', prompt, BUDGET_OPTIONS, check),
       raised: async (budget) => {
         await updateSessionFields(this.deps.boundary.db, this.deps.boundary.id, session.id, { budget, updatedAt: nowIso() });
         await this.announceSession(session.id);
       },
     });
+    for (const step of resume?.steps ?? []) if (step.modelStep?.usage) budget.spend(step.modelStep.usage);
+    return budget;
   }
 
   /** The turn's whole text: the in-memory record holds it unless it was bounded, then the row does. */
