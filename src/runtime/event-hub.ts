@@ -3,7 +3,7 @@ import type { Db } from '../store/database.ts';
 import { boundEventText } from '../domain/event-text.ts';
 import { EventLog, type EventRecord } from '../events/event-log.ts';
 import type { EventData, EventType, TextEventType } from '../api/events.ts';
-import { readEventIdCeiling, writeEventIdCeiling } from '../store/boundaries.ts';
+import { reserveEventIds, writeEventIdCeiling } from '../store/boundaries.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 import { EventRelay, type AttemptOf } from './event-relay.ts';
 import type { Doorbell } from '../store/doorbell.ts';
@@ -44,10 +44,9 @@ export class EventHub {
       const relay = await EventRelay.open({ db, boundaryId, replayLimit, logger, ...cluster }, (firstId) => new EventLog({ replayLimit, firstId, onSlowSubscriberReset }));
       return new EventHub(relay.log, db, boundaryId, 0, logger, relay);
     }
-    const stored = await readEventIdCeiling(db, boundaryId);
-    const firstId = stored === null ? 1 : stored + 1;
-    const ceiling = firstId - 1 + ID_BLOCK;
-    await writeEventIdCeiling(db, boundaryId, ceiling, stored !== null);
+    // one statement, not a read and a write: it is on a tenant's first request
+    const ceiling = await reserveEventIds(db, boundaryId, ID_BLOCK);
+    const firstId = ceiling - ID_BLOCK + 1;
     const log = new EventLog({ replayLimit, firstId, onSlowSubscriberReset });
     return new EventHub(log, db, boundaryId, ceiling, logger);
   }
@@ -87,7 +86,7 @@ export class EventHub {
   private extendCeiling(): void {
     if (this.extending) return;
     const next = this.ceiling + ID_BLOCK;
-    this.extending = writeEventIdCeiling(this.db, this.boundaryId, next, true)
+    this.extending = writeEventIdCeiling(this.db, this.boundaryId, next)
       .then(() => {
         this.ceiling = next;
       })
