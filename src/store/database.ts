@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
+import type pg from 'pg';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { postgresDoorbell, type Doorbell } from './doorbell.ts';
-import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, type DatabaseInUse } from './database-claim.ts';
+import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, type DatabaseInUse, type PostgresClaim } from './database-claim.ts';
 
 export type Db = Kysely<Database>;
 
@@ -149,19 +150,27 @@ async function openPostgres(url: string, maxConnections: number, claiming: Store
   // Nor may one that is checked out (between the statements of a transaction): without a listener
   // its 'error' is an uncaught exception. The statement in flight still fails on its own.
   pool.on('connect', (client) => client.on('error', () => {}));
-  // The pool's first connection is made while the claim's own is: two connection set-ups side by
-  // side instead of one after the other (a tenant's runtime opens on its first request). Nothing
-  // is sent on it before the claim is held.
-  const firstConnection = pool.connect().then((client) => client.release(), () => {});
-  let claim: DatabaseClaim | null;
+  let claim: PostgresClaim | null;
   try {
     claim = claiming ? await claimPostgres(pg, url, claiming) : null;
   } catch (error) {
-    await firstConnection;
     await pool.end();
     throw error;
   }
-  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', claim, postgresDoorbell(pg, url, pool));
+  const connections = claim ? claimFirst(claim, pool) : pool;
+  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) }), 'postgres', claim, postgresDoorbell(pg, url, pool));
+}
+
+/**
+ * The store's queries take the claim's connection when it is free (it stays open for the claim
+ * anyway), and the pool's beyond it: a store used one query at a time, as a tenant's runtime is
+ * on its first request, opens no second connection.
+ */
+function claimFirst(claim: PostgresClaim, pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => claim.lend() ?? (await pool.connect()),
+    end: () => pool.end(),
+  };
 }
 
 function storeOver(db: Db, backend: Store['backend'], claim: DatabaseClaim | null, doorbell: Doorbell | null): Store {
