@@ -146,5 +146,8 @@ for (const instances of [1, 2, 3]) {
   lines.push(await throughput(instances));
   console.log(lines.at(-1));
 }
-lines.push(await takeovers());
-console.log(lines.at(-1));
+// --takeovers 0: the throughput figures alone
+if (TAKEOVERS > 0) {
+  lines.push(await takeovers());
+  console.log(lines.at(-1));
+}
