@@ -9,6 +9,8 @@ import type { ModelUsage } from './usage.ts';
 export interface RecordedStep {
   items: CanonicalItem[];
   modelStep: RecordedModelStep | null;
+  /** a step of tool results: the turn's change receipt as it then stood, as the runtime encodes it */
+  receipt?: string;
 }
 
 /** What a model response came to besides its items: enough to end the turn on it without asking again. */

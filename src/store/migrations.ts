@@ -245,6 +245,16 @@ const MIGRATIONS: Record<string, Migration> = {
     },
   },
   /*
+   * A cluster's turn keeps its change receipt across a takeover (docs/CLUSTER.md "Takeover and
+   * resume"): each step of tool results carries the receipt as it stood then (JSON of the files'
+   * states before the turn and after the batch), from which the next owner's receipt goes on.
+   */
+  '0012_turn_step_receipts': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('turn_steps').addColumn('receipt', 'text').execute();
+    },
+  },
+  /*
    * The webhook outbox (CONTRACT.md §20, docs/WEBHOOKS.md): one row per delivery still owed (an
    * event for one URL), written in the transaction that stores what the event announces and
    * deleted once delivered or dropped. `body` is the exact JSON signed and sent, so every retry

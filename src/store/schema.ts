@@ -71,6 +71,8 @@ export interface TurnStepsTable {
   items: string;
   /** JSON of a model response's figures (domain/turn-step.ts RecordedModelStep); null for tool results */
   model_step: string | null;
+  /** a step of tool results: the turn's change receipt as it then stood (runtime/turn/turn-receipt.ts snapshot); else null */
+  receipt: string | null;
 }
 
 /** --cluster: a steer taken by one instance for a turn another may run (store/turn-steers.ts). */

@@ -21,14 +21,14 @@ export interface TurnStep extends RecordedStep {
  * statement, so one transaction, per step.
  */
 export async function appendTurnStep(db: Db, turnId: string, attempt: number, step: TurnStep): Promise<void> {
-  const values = { turn_id: turnId, seq: step.seq, attempt, items: JSON.stringify(step.items), model_step: step.modelStep ? JSON.stringify(step.modelStep) : null };
+  const values = { turn_id: turnId, seq: step.seq, attempt, items: JSON.stringify(step.items), model_step: step.modelStep ? JSON.stringify(step.modelStep) : null, receipt: step.receipt ?? null };
   const result = await db
     .insertInto('turn_steps')
-    .columns(['turn_id', 'seq', 'attempt', 'items', 'model_step'])
+    .columns(['turn_id', 'seq', 'attempt', 'items', 'model_step', 'receipt'])
     .expression((eb) =>
       eb
         .selectFrom('turns')
-        .select([sql`${values.turn_id}`.as('turn_id'), sql`${values.seq}`.as('seq'), sql`${values.attempt}`.as('attempt'), sql`${values.items}`.as('items'), sql`${values.model_step}`.as('model_step')])
+        .select([sql`${values.turn_id}`.as('turn_id'), sql`${values.seq}`.as('seq'), sql`${values.attempt}`.as('attempt'), sql`${values.items}`.as('items'), sql`${values.model_step}`.as('model_step'), sql`${values.receipt}`.as('receipt')])
         .where('id', '=', turnId)
         .where('attempt', '=', attempt)
         .where('status', 'in', [...ACTIVE_STATUSES]),
@@ -39,11 +39,12 @@ export async function appendTurnStep(db: Db, turnId: string, attempt: number, st
 
 /** A turn's steps, oldest first. */
 export async function readTurnSteps(db: Db, turnId: string): Promise<TurnStep[]> {
-  const rows = await db.selectFrom('turn_steps').select(['seq', 'items', 'model_step']).where('turn_id', '=', turnId).orderBy('seq', 'asc').execute();
+  const rows = await db.selectFrom('turn_steps').select(['seq', 'items', 'model_step', 'receipt']).where('turn_id', '=', turnId).orderBy('seq', 'asc').execute();
   return rows.map((row) => ({
     seq: Number(row.seq),
     items: JSON.parse(row.items) as CanonicalItem[],
     modelStep: row.model_step === null ? null : (JSON.parse(row.model_step) as RecordedModelStep),
+    ...(row.receipt === null ? {} : { receipt: row.receipt }),
   }));
 }
 

@@ -73,6 +73,29 @@ export class TurnReceipt {
     return { available: true, entries, contents };
   }
 
+  /**
+   * --cluster: the receipt as it stands, for the turn's step of tool results (store/turn-steps.ts),
+   * so that an instance taking the turn over goes on from it (`continueFrom`); undefined while no
+   * call that may write has run. Files' states only: the before-bytes stay in this process.
+   */
+  snapshot(): string | undefined {
+    if (!this.watchedAnyCall) return undefined;
+    const states = (map: Map<string, EntryState | undefined>) => [...map].map(([name, state]) => [name, state ?? null]);
+    return JSON.stringify({ before: states(this.seen.before), after: states(this.seen.after), truncated: this.seen.truncated });
+  }
+
+  /**
+   * A turn taken over: what its former owners' calls changed comes first. Their before-bytes were
+   * not kept here, so a revert of a file they changed is unavailable rather than partial.
+   */
+  continueFrom(snapshot: string): void {
+    const { before, after, truncated } = JSON.parse(snapshot) as { before: [string, EntryState | null][]; after: [string, EntryState | null][]; truncated: boolean };
+    for (const [name, state] of before) if (!this.seen.before.has(name)) this.seen.before.set(name, state ?? undefined);
+    for (const [name, state] of after) this.seen.after.set(name, state ?? undefined);
+    this.seen.truncated ||= truncated;
+    this.watchedAnyCall = true;
+  }
+
   changes(): FileChanges {
     const changes: FileChange[] = [];
     for (const [name, was] of this.seen.before) {

@@ -256,6 +256,8 @@ export class TurnRunner {
     if (!model) throw new Error(`the session's model "${session.model}" is no longer in the catalog`);
     const files = await writeTurnFiles(session.cwd, record.id, turn.attachments.files, this.deps.commands);
     const receipt = new TurnReceipt(this.watches, session.cwd);
+    const earlier = resume?.steps.findLast((step) => step.receipt !== undefined)?.receipt;
+    if (earlier !== undefined) receipt.continueFrom(earlier);
     turn.receipt = receipt;
     try {
       // The model sees the workspace as the tools do: guest paths in a sandbox.
@@ -328,7 +330,8 @@ export class TurnRunner {
     let seq = recorded;
     return async (step) => {
       try {
-        await appendTurnStep(this.deps.boundary.db, turn.record.id, turn.record.attempt, { seq, ...step });
+        const receipt = step.modelStep === null ? turn.receipt?.snapshot() : undefined;
+        await appendTurnStep(this.deps.boundary.db, turn.record.id, turn.record.attempt, { seq, ...step, ...(receipt === undefined ? {} : { receipt }) });
         seq++;
       } catch (error) {
         if (error instanceof StaleTurnWrite) turn.abort.abort(error);
@@ -337,9 +340,9 @@ export class TurnRunner {
     };
   }
 
-  /** What the turn may spend: its budget requests are the main agent's, whichever agent reached the limit. */
   /**
-   * The turn's budget. A resumed turn has spent what its recorded responses spent (the session's
+   * What the turn may spend: its budget requests are the main agent's, whichever agent reached the
+   * limit. A resumed turn has spent what its recorded responses spent (the session's
    * counters take them only at the turn's end), so it asks as its former owner would have, with
    * the same prompt: a budget request the former owner published is adopted, not asked again.
    */
