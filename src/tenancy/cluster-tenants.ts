@@ -32,22 +32,41 @@ export class ClusterTenants {
   private readonly timer: NodeJS.Timeout;
   private ticking = false;
   private stopped = false;
+  /** the tenants whose runtime this instance holds */
+  private readonly held = new Set<string>();
 
   constructor(private readonly options: ClusterTenantsOptions) {
     this.timer = setInterval(() => void this.tick(), Math.max(1, Math.floor(options.leaseMs / TICKS_PER_LEASE)));
     this.timer.unref();
   }
 
-  /** This instance holds the tenant's runtime from now on. */
+  /**
+   * This instance holds the tenant's runtime from now on. Recorded at once if the database answers,
+   * else at the next renewal: the runtime is not refused for it.
+   */
   async hold(tenantId: string): Promise<void> {
-    const { db, instanceId, leaseMs } = this.options;
-    await sql`insert into cluster_tenants (tenant_id, instance_id, lease_expires_at) values (${tenantId}, ${instanceId}, ${databaseNowMs} + ${leaseMs})
-              on conflict (tenant_id, instance_id) do update set lease_expires_at = excluded.lease_expires_at`.execute(db);
+    this.held.add(tenantId);
+    await this.record([tenantId]).catch((error: Error) => this.options.logger.warn({ tenant: tenantId, err: error.message }, 'could not record the tenant as held here; the next renewal does'));
   }
 
   /** The tenant's runtime closed here with nothing left to take over (idle, or its turns ended). */
   async release(tenantId: string): Promise<void> {
-    await this.options.db.deleteFrom('cluster_tenants').where('tenant_id', '=', tenantId).where('instance_id', '=', this.options.instanceId).execute();
+    this.held.delete(tenantId);
+    await this.options.db
+      .deleteFrom('cluster_tenants')
+      .where('tenant_id', '=', tenantId)
+      .where('instance_id', '=', this.options.instanceId)
+      .execute()
+      .catch((error: Error) => this.options.logger.warn({ tenant: tenantId, err: error.message }, 'could not withdraw the tenant as held here; its row runs out'));
+  }
+
+  /** Stores (or renews) this instance's rows of `tenantIds`, one statement. */
+  private async record(tenantIds: string[]): Promise<void> {
+    if (tenantIds.length === 0) return;
+    const { db, instanceId, leaseMs } = this.options;
+    await sql`insert into cluster_tenants (tenant_id, instance_id, lease_expires_at)
+              select tenant_id, ${instanceId}, ${databaseNowMs} + ${leaseMs} from unnest(${tenantIds}::text[]) as held (tenant_id)
+              on conflict (tenant_id, instance_id) do update set lease_expires_at = excluded.lease_expires_at`.execute(db);
   }
 
   /** Stops renewing and looking; `handOver`: this instance's rows run out now, for another to take its tenants. */
@@ -62,13 +81,16 @@ export class ClusterTenants {
   private async tick(): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
-    const { db, instanceId, leaseMs, logger } = this.options;
+    const { db, logger } = this.options;
     try {
-      await sql`update cluster_tenants set lease_expires_at = ${databaseNowMs} + ${leaseMs} where instance_id = ${instanceId}`.execute(db);
-      const { rows } = await sql<{ tenant_id: string }>`select distinct tenant_id from cluster_tenants where lease_expires_at < ${databaseNowMs} and instance_id <> ${instanceId}`.execute(db);
+      // an upsert, not an update: a row another instance deleted while this one was cut off comes back
+      await this.record([...this.held]);
+      // this instance's own rows included: those of an earlier process with the same --instance-id
+      const { rows } = await sql<{ tenant_id: string }>`select distinct tenant_id from cluster_tenants where lease_expires_at < ${databaseNowMs}`.execute(db);
       for (const { tenant_id: tenantId } of rows) {
         if (this.stopped) return;
-        if (this.options.known(tenantId)) {
+        // held here, the runtime's own sweep takes the turns over
+        if (this.options.known(tenantId) && !this.held.has(tenantId)) {
           try {
             await this.options.open(tenantId);
           } catch (error) {
@@ -78,8 +100,8 @@ export class ClusterTenants {
           }
           logger.info({ tenant: tenantId }, 'opened the runtime of a tenant whose instance is gone, to take its turns over');
         }
-        // this instance's runtime holds the tenant now (its own row is renewed); the gone one's rows go
-        await sql`delete from cluster_tenants where tenant_id = ${tenantId} and instance_id <> ${instanceId} and lease_expires_at < ${databaseNowMs}`.execute(db);
+        // this instance's runtime holds the tenant now (its own row was just renewed); the gone ones' rows go
+        await sql`delete from cluster_tenants where tenant_id = ${tenantId} and lease_expires_at < ${databaseNowMs}`.execute(db);
       }
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'could not renew or look through the cluster\'s tenants; trying again');

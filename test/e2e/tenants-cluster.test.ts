@@ -193,4 +193,24 @@ describe('multi-tenant hosts in a cluster', () => {
       assert.equal(history.at(-1).turn.assistantText, 'resumed elsewhere');
     });
   }
+
+  it('a lone instance killed (-9) and started again under its --instance-id resumes its tenant\'s turn unasked', async () => {
+    const alpha = await cluster.start('alpha');
+    const onAlpha = cluster.tenant(alpha, 0);
+    cluster.fake.route('restart warm', { kind: 'reply', text: 'warm' });
+    const warm = await onAlpha.request('POST', '/v1/sessions', { body: {} });
+    const warmTurn = await onAlpha.request('POST', `/v1/sessions/${warm.json.id}/turns`, { body: { input: 'restart warm' } });
+    assert.equal((await endOf(onAlpha, warmTurn.json.id)).status, 'completed');
+    const marker = 'resumed by the same instance id';
+    cluster.fake.route(marker, { kind: 'hang' }, { kind: 'reply', text: 'resumed after the restart' });
+    const session = await onAlpha.request('POST', '/v1/sessions', { body: {} });
+    const turn = await onAlpha.request('POST', `/v1/sessions/${session.json.id}/turns`, { body: { input: marker } });
+    await until('the model asked', async () => (asked(marker) === 1 ? true : undefined));
+    await alpha.kill();
+    const again = await cluster.start('alpha');
+    // the rows the killed process left are this instance's by name, yet no runtime holds them here
+    await until('the restarted alpha to ask the model again', async () => (asked(marker) === 2 ? true : undefined), 30_000);
+    const done = await endOf(cluster.tenant(again, 0), turn.json.id);
+    assert.deepEqual([done.status, done.attempt], ['completed', 2]);
+  });
 });
