@@ -176,8 +176,10 @@ export async function takeOverExpiredTurns(db: Db, owner: string, leaseMs: numbe
  * attempt grows and its lease becomes `owner`'s, so its former holder's writes, the `running` it
  * stores as it starts the turn included, are refused. `for update skip locked`: instances pulling
  * at once take different turns, and a turn whose row its holder is writing (starting it) is left.
+ * Only turns admitted before `queuedBefore` (the admitting instance's clock): one its holder is
+ * about to start is not moved for nothing.
  */
-export async function takeOldestQueuedTurn(db: Db, boundaryId: string, owner: string, leaseMs: number): Promise<TakenTurn | null> {
+export async function takeOldestQueuedTurn(db: Db, boundaryId: string, owner: string, leaseMs: number, queuedBefore: string): Promise<TakenTurn | null> {
   const row = await db
     .updateTable('turns')
     .set({ attempt: sql`attempt + 1`, lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
@@ -190,6 +192,7 @@ export async function takeOldestQueuedTurn(db: Db, boundaryId: string, owner: st
         .where('movable', '=', 1)
         .where('lease_owner', '<>', owner)
         .where('cancel_requested_at', 'is', null)
+        .where('created_at', '<', queuedBefore)
         .orderBy('created_at')
         .orderBy('id')
         .limit(1)

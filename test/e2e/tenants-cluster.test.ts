@@ -80,16 +80,20 @@ describe('multi-tenant hosts in a cluster', () => {
     cluster.fake.route('queue waiting', { kind: 'hang' });
     const running = await turnIn(onAlpha, 'queue running');
     await until('the first turn running', async () => ((await turnOf(onAlpha, running.id)).status === 'running' ? true : undefined));
+    // beta's slot for the tenant is taken too, or beta would start alpha's queued turn (docs/CLUSTER.md)
+    cluster.fake.route('queue beta slot', { kind: 'hang' });
+    const betaSlot = await turnIn(onBeta, 'queue beta slot');
+    await until('beta\'s turn running', async () => ((await turnOf(onBeta, betaSlot.id)).status === 'running' ? true : undefined));
     const waiting = await turnIn(onAlpha, 'queue waiting');
     assert.equal(waiting.status, 'queued');
-    // beta runs nothing of the tenant, yet the tenant's one queued place is taken on alpha
+    // beta queues nothing of the tenant, yet the tenant's one queued place is taken on alpha
     const refused = await turnIn(onBeta, 'queue refused');
     assert.equal(refused.status, 'failed');
     assert.match(refused.error, /^tenant_turn_queue_full/);
     cluster.fake.route('queue other tenant', { kind: 'reply', text: 'fine' });
     const other = await turnIn(cluster.tenant(beta, 1), 'queue other tenant');
     assert.equal((await endOf(cluster.tenant(alpha, 1), other.id)).status, 'completed');
-    for (const turn of [running, waiting]) await onBeta.request('POST', `/v1/turns/${turn.id}/cancel`);
+    for (const turn of [running, waiting, betaSlot]) await onBeta.request('POST', `/v1/turns/${turn.id}/cancel`);
     assert.equal((await endOf(onAlpha, waiting.id)).status, 'cancelled');
   });
 

@@ -50,6 +50,12 @@ const RENEWALS_PER_LEASE = 3;
  * acted on within 2 s). A poll, not LISTEN/NOTIFY: docs/CLUSTER.md says why.
  */
 export const CLUSTER_SIGNAL_POLL_MS = 500;
+/**
+ * A queued turn moves to an instance with room only once it has waited this long: its holder,
+ * which may be starting it that very moment, keeps a turn it has just admitted. A heuristic on the
+ * instances' clocks; the fencing number, not this, makes sure one instance runs it.
+ */
+const QUEUED_BEFORE_MOVE_MS = 1_000;
 /** How often the instance that got a cancel for another's turn looks whether it has ended. */
 const CANCEL_WAIT_POLL_MS = 100;
 
@@ -204,7 +210,8 @@ export class TurnLeases {
     if (this.pulling || this.leaving || !this.resumer || !room?.free()) return;
     this.pulling = true;
     try {
-      const taken = await takeOldestQueuedTurn(this.db, room.boundaryId, this.membership.instanceId, this.membership.turnLeaseMs);
+      const queuedBefore = new Date(Date.now() - QUEUED_BEFORE_MOVE_MS).toISOString();
+      const taken = await takeOldestQueuedTurn(this.db, room.boundaryId, this.membership.instanceId, this.membership.turnLeaseMs, queuedBefore);
       if (taken === null) return;
       this.logger.info({ turnId: taken.id, attempt: taken.attempt }, 'took a turn queued on another instance: starting it here');
       await this.resumer(taken);
