@@ -39,7 +39,10 @@ describe('queued turns start where there is room', () => {
     const started = performance.now();
     await statusOn(beta, older.id, 'running');
     const movedMs = Math.round(performance.now() - started);
-    assert.equal((await turnOn(beta, older.id)).attempt, 2, 'taken from alpha under a new attempt');
+    for (const agentd of [beta, alpha]) {
+      const seen = await turnOn(agentd, older.id);
+      assert.deepEqual([seen.status, seen.attempt], ['running', 2], 'taken from alpha under a new attempt, as alpha too answers at once');
+    }
     await delay(800);
     assert.deepEqual([(await turnOn(beta, newer.id)).status, (await turnOn(alpha, newer.id)).status], ['queued', 'queued'], 'beta is full again: the newer waits');
 

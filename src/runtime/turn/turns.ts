@@ -177,8 +177,12 @@ export class TurnService {
   async get(rawId: string): Promise<TurnRecord> {
     const id = normalizeUuid(rawId);
     if (id) {
-      const held = this.active.recordOf(id) ?? (await turnsTable.findTurn(this.boundary.db, this.boundary.id, id));
-      if (held) return held;
+      const held = this.active.recordOf(id);
+      // --cluster: a turn queued here may have been started by an instance with room (the row says so at once, this process at its next renewal)
+      if (held && !(this.leases && held.status === 'queued')) return held;
+      const stored = await turnsTable.findTurn(this.boundary.db, this.boundary.id, id);
+      const found = held && stored && stored.attempt === held.attempt ? held : (stored ?? held);
+      if (found) return found;
     }
     throw new ApiError('turn_not_found', 'no such turn');
   }
