@@ -10,6 +10,11 @@
  * delta; nothing is merged or dropped. The instance's own batch goes into its log as soon as it is
  * stored when nothing came between; otherwise, and on another instance's doorbell, and every
  * POLL_MS in any case, the log reads what is new.
+ *
+ * The log follows the stream only while somebody reads it: a subscriber, or one about to subscribe
+ * (catchUp). An instance nobody watches reads none of the others' events (they cost it a query and
+ * a parse each, about half of a cluster turn's CPU on an instance that did not run the turn) and
+ * reads what it missed, at most the stored window, when a subscriber comes.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../store/database.ts';
@@ -21,6 +26,8 @@ import { DoorbellRinger, type Doorbell, type DoorbellListener } from '../store/d
 
 /** How often the log looks for new events without a ring (a lost ring, a listener reconnecting). */
 const POLL_MS = 500;
+/** How long the log keeps following after catchUp without a subscriber: the subscriber it was for is about to come. */
+const FOLLOW_AFTER_CATCH_UP_MS = 5_000;
 /** Events stored per transaction, and read per query. */
 const BATCH = 500;
 /** A database outage: unstored events wait this long between attempts. */
@@ -50,12 +57,14 @@ export class EventRelay {
   private readonly listener: DoorbellListener | null;
   private readonly ringer: DoorbellRinger | null;
   private attemptOf: AttemptOf = () => undefined;
+  /** until when the log follows the stream without a subscriber (epoch ms) */
+  private followUntil = 0;
 
   private constructor(private readonly options: RelayOptions) {
     const { doorbell, instanceId } = options;
     this.ringer = doorbell ? new DoorbellRinger(doorbell, instanceId) : null;
-    this.listener = doorbell?.listen((from) => from !== instanceId && void this.read(), () => void this.read()) ?? null;
-    this.poll = setInterval(() => void this.read(), POLL_MS);
+    this.listener = doorbell?.listen((from) => from !== instanceId && this.follow(), () => this.follow()) ?? null;
+    this.poll = setInterval(() => this.follow(), POLL_MS);
     this.poll.unref();
   }
 
@@ -95,7 +104,19 @@ export class EventRelay {
    * another instance, which this one may not have read yet.
    */
   async catchUp(lastEventId: number | null): Promise<void> {
-    if (lastEventId !== null && lastEventId > this.log.newestId) await this.read();
+    // unwatched until now, the log may be behind the stream, whatever the subscriber saw
+    const behind = !this.watched || (lastEventId !== null && lastEventId > this.log.newestId);
+    this.followUntil = Date.now() + FOLLOW_AFTER_CATCH_UP_MS;
+    if (behind) await this.read();
+  }
+
+  /** Someone reads the log now, or is about to. */
+  private get watched(): boolean {
+    return this.log.subscriberCount > 0 || Date.now() < this.followUntil;
+  }
+
+  private follow(): void {
+    if (this.watched) void this.read();
   }
 
   /** Stores what was published, then stops following the stream. */
@@ -133,7 +154,7 @@ export class EventRelay {
       this.ringer?.ring();
       if (firstId === this.log.newestId + 1 && this.reading === null) {
         stored.forEach((draft, index) => this.log.appendRecord(recordOf(firstId + index, draft)));
-      } else void this.read();
+      } else this.follow();
     }
     this.storing = null;
   }
