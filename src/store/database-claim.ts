@@ -5,6 +5,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
+import { tryLockFile } from './file-lock.ts';
 
 /** 'sole': the only agentd on the database; 'cluster': one of the instances started with --cluster. */
 export type ClaimMode = 'sole' | 'cluster';
@@ -57,24 +58,12 @@ export interface PostgresClaimOptions {
  * reader, an operator's sqlite3 and a backup included; the database runs in WAL mode.)
  */
 export function claimSqliteFile(SQLiteDatabase: typeof SQLite, databaseFile: string): DatabaseClaim {
-  const lockFile = `${databaseFile}.lock`;
-  const file = new SQLiteDatabase(lockFile);
-  try {
-    file.pragma('busy_timeout = 0');
-    file.pragma('locking_mode = EXCLUSIVE');
-    file.pragma('journal_mode = MEMORY');
-    file.exec('begin exclusive');
-    file.exec('create table if not exists holder (pid integer not null, since text not null)');
-    file.exec('delete from holder');
-    file.prepare('insert into holder (pid, since) values (?, ?)').run(process.pid, new Date().toISOString());
-    file.exec('commit');
-  } catch (error) {
-    file.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') {
-      throw new DatabaseInUse(`${databaseFile} is in use by another agentd (one process per SQLite database; several instances need --cluster on PostgreSQL)`);
-    }
-    throw error;
-  }
+  const file = tryLockFile(SQLiteDatabase, `${databaseFile}.lock`, (locked) => {
+    locked.exec('create table if not exists holder (pid integer not null, since text not null)');
+    locked.exec('delete from holder');
+    locked.prepare('insert into holder (pid, since) values (?, ?)').run(process.pid, new Date().toISOString());
+  });
+  if (!file) throw new DatabaseInUse(`${databaseFile} is in use by another agentd (one process per SQLite database; several instances need --cluster on PostgreSQL)`);
   return {
     alone: true,
     admitOthers: async () => {},

@@ -3,9 +3,8 @@
  * that share a tenant state root share its mounts: the first to start mounts, the others use what
  * is mounted, and only the last to stop unmounts (docs/CLUSTER.md, "Multi-tenant clusters").
  *
- * Both are kernel locks, so a process that dies (kill -9 included) lets go of them at once and a
- * count never leaks. Node has no flock, so they are SQLite's own (POSIX record) locks, as the
- * single-writer claim's are (store/database-claim.ts), on two files in the tenant's state dir:
+ * Both are kernel locks (store/file-lock.ts), so a process that dies (kill -9 included) lets go of
+ * them at once and a count never leaks, on two files in the tenant's state dir:
  * - `sandbox-disk.mutex`: held while one instance mounts or unmounts, or decides to (an exclusive
  *   lock, polled for: the holder runs mkfs, cp or umount, which may take seconds);
  * - `sandbox-disk.users`: each user holds a shared lock for as long as it uses the mounts. Under
@@ -15,6 +14,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { join } from 'node:path';
+import { tryLockFile } from '../store/file-lock.ts';
 
 const MUTEX_NAME = 'sandbox-disk.mutex';
 const USERS_NAME = 'sandbox-disk.users';
@@ -28,26 +28,9 @@ async function driver(): Promise<typeof SQLite> {
   return (await import('better-sqlite3')).default;
 }
 
-function isBusy(error: unknown): boolean {
-  return (error as { code?: string }).code === 'SQLITE_BUSY';
-}
-
-/** Opens `file` and takes its exclusive lock (kept until closed); null when another process holds any lock on it. */
+/** The lock of `file` (an empty table makes it a database), or null when another process holds it. */
 function tryExclusive(SQLiteDatabase: typeof SQLite, file: string): SQLite.Database | null {
-  const database = new SQLiteDatabase(file);
-  try {
-    database.pragma('busy_timeout = 0');
-    database.pragma('locking_mode = EXCLUSIVE');
-    database.pragma('journal_mode = MEMORY');
-    database.exec('begin exclusive');
-    database.exec('create table if not exists lock (held integer)');
-    database.exec('commit');
-    return database;
-  } catch (error) {
-    database.close();
-    if (isBusy(error)) return null;
-    throw error;
-  }
+  return tryLockFile(SQLiteDatabase, file, (locked) => locked.exec('create table if not exists lock (held integer)'));
 }
 
 export interface DiskSection {
