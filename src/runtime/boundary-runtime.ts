@@ -92,6 +92,11 @@ export class BoundaryRuntime {
       const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
       this.leases.resumeWith((taken) => resumption.resume(taken));
       this.leases.pullQueuedWhen(boundary.id, () => scheduler.hasIdleSlot(boundary.id));
+      const leases = this.leases;
+      runner.startOlderFirstWith(async (turn) => {
+        const taken = await leases.takeQueuedBefore(boundary.id, turn.record.createdAt);
+        return taken ? resumption.prepare(taken) : null;
+      });
     }
   }
 

@@ -57,4 +57,25 @@ describe('queued turns start where there is room', () => {
     assert.equal(requestsOf('QUEUE-OLDER').length, 1, 'one model request: alpha never started it');
     console.log(`the queued turn started on beta ${movedMs} ms after beta's slot freed`);
   });
+
+  it('first come first served across instances: alpha\'s freed slot goes to the turn queued on beta before alpha\'s own', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    for (const marker of ['FIFO-ALPHA-HOLD', 'FIFO-BETA-HOLD']) cluster.fake.route(marker, { kind: 'hang' });
+    const alphaHold = await submit(alpha, 'FIFO-ALPHA-HOLD: take alpha\'s slot');
+    const betaHold = await submit(beta, 'FIFO-BETA-HOLD: take beta\'s slot');
+    await statusOn(beta, alphaHold.id, 'running');
+    await statusOn(alpha, betaHold.id, 'running');
+    const older = await submit(beta, 'FIFO-OLDER: queued first, on beta');
+    const newer = await submit(alpha, 'FIFO-NEWER: queued second, on alpha');
+    assert.deepEqual([older.status, newer.status], ['queued', 'queued']);
+    // a turn moves once it has waited a second (a just-admitted one is usually starting where it was admitted)
+    await delay(1200);
+
+    await http('POST', `${beta.url}/v1/turns/${alphaHold.id}/cancel`);
+    const [olderEnd, newerEnd] = [await ended(alpha, older.id), await ended(alpha, newer.id)];
+    assert.deepEqual([olderEnd.status, olderEnd.attempt, newerEnd.status, newerEnd.attempt], ['completed', 2, 'completed', 1]);
+    assert.ok(olderEnd.finishedAt <= newerEnd.startedAt, `the older ran first (ended ${olderEnd.finishedAt}, the newer started ${newerEnd.startedAt})`);
+    await http('POST', `${alpha.url}/v1/turns/${betaHold.id}/cancel`);
+  });
 });

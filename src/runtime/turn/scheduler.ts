@@ -53,6 +53,24 @@ export class Scheduler<J extends Job = Job> {
     return true;
   }
 
+  /**
+   * The running slot `from` was just given passes to `to` (a job that was not queued), and `from`
+   * waits again at the head of its tenant's queue.
+   */
+  handOff(from: J, to: J): void {
+    this.runningByTenant.set(from.tenantId, (this.runningByTenant.get(from.tenantId) ?? 1) - 1);
+    this.runningByTenant.set(to.tenantId, (this.runningByTenant.get(to.tenantId) ?? 0) + 1);
+    let queue = this.queues.get(from.tenantId);
+    if (queue === undefined) {
+      queue = [];
+      this.queues.set(from.tenantId, queue);
+      this.rotation.unshift(from.tenantId);
+    }
+    queue.unshift(from);
+    this.queued++;
+    to.start();
+  }
+
   /** A started job ended: its slot goes to the next admissible job. */
   finished(job: J): void {
     this.running--;

@@ -204,6 +204,19 @@ export class TurnLeases {
     await releaseTurnLeases(this.db, this.membership.instanceId, turnIds);
   }
 
+  /**
+   * For a turn that waited in this instance's queue and now has a slot: the boundary's oldest
+   * turn queued on another instance, if it was admitted before it, taken for this instance (it
+   * then runs first: first come first served across instances); null when there is none.
+   */
+  async takeQueuedBefore(boundaryId: string, createdAt: string): Promise<TakenTurn | null> {
+    if (this.leaving) return null;
+    const aged = new Date(Date.now() - QUEUED_BEFORE_MOVE_MS).toISOString();
+    const taken = await takeOldestQueuedTurn(this.db, boundaryId, this.membership.instanceId, this.membership.turnLeaseMs, createdAt < aged ? createdAt : aged);
+    if (taken) this.logger.info({ turnId: taken.id, attempt: taken.attempt }, 'took an older turn queued on another instance: it starts here first');
+    return taken;
+  }
+
   /** Queued turns held elsewhere start here while this instance has room, oldest first, one per poll. */
   private async pullQueued(): Promise<void> {
     const room = this.room;

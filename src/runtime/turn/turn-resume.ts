@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import type { Boundary } from '../boundary.ts';
 import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
-import type { TurnRunner } from './turn-runner.ts';
+import type { ResumePlan, TurnRunner } from './turn-runner.ts';
 import { TurnLeaseLost, type LeaseHolder, type TurnLeases } from './turn-leases.ts';
 import type { RequestBroker } from './requests.ts';
 import type { TakenTurn } from '../../store/turn-leases.ts';
@@ -45,13 +45,19 @@ export class TurnResumption {
 
   /** Loads a turn just taken over, holds its lease here and queues it to go on. */
   async resume(taken: TakenTurn): Promise<void> {
+    const prepared = await this.prepare(taken);
+    if (prepared) this.deps.runner.resume(prepared.turn, prepared.plan);
+  }
+
+  /** Loads a turn just taken over and holds its lease here: ready to run from its plan, or null when it is not ours to run. */
+  async prepare(taken: TakenTurn): Promise<{ turn: ActiveTurn; plan: ResumePlan } | null> {
     const { boundary, active, runner, leases, requests, logger } = this.deps;
     const { db } = boundary;
     const record = await findTurn(db, boundary.id, taken.id);
     // ended or taken again meanwhile: nothing of it is ours
-    if (!record || record.attempt !== taken.attempt || !ACTIVE_STATUSES.includes(record.status)) return;
+    if (!record || record.attempt !== taken.attempt || !ACTIVE_STATUSES.includes(record.status)) return null;
     const session = await findSession(db, boundary.id, record.sessionId);
-    if (!session) return;
+    if (!session) return null;
     const steps = await readTurnSteps(db, record.id);
     const unanswered = unansweredCalls(steps);
     const waitedOn = record.status === 'waiting_for_input' ? await newestOpenRequest(db, record.id) : null;
@@ -61,12 +67,12 @@ export class TurnResumption {
     const interrupted = new Set(adopted ? [] : unanswered.map((call) => call.callId));
     if (active.isBusy(session.id)) {
       logger.error({ turnId: record.id, sessionId: session.id }, 'a turn taken over finds its session busy here; left for its lease to run out');
-      return;
+      return null;
     }
     if (adopted) requests.adopt(adopted.request, adopted.answer);
     const turn = active.reserve(record, session, NO_ATTACHMENTS);
     leases.hold(record.id, record.attempt, leaseHolderOf(turn, runner));
     logger.warn({ turnId: record.id, attempt: record.attempt, steps: steps.length, interrupted: interrupted.size }, 'resuming a turn taken over');
-    runner.resume(turn, { steps, interrupted });
+    return { turn, plan: { steps, interrupted } };
   }
 }

@@ -98,7 +98,12 @@ interface SchedulerSlot {
   traceParent: TraceParent | undefined;
   /** a turn taken over from another instance: where it goes on from */
   resume?: ResumePlan;
+  /** it waited in this instance's queue: with --cluster an older turn queued elsewhere goes first (startOlderFirst) */
+  waited?: boolean;
 }
+
+/** --cluster: takes an older turn queued on another instance than `turn` and makes it ready to run here, or null. */
+export type OlderQueuedTurn = (turn: ActiveTurn) => Promise<{ turn: ActiveTurn; plan: ResumePlan } | null>;
 
 /**
  * Owns every turn of a boundary from the moment it is durably queued to its terminal write: it
@@ -114,6 +119,7 @@ export class TurnRunner {
   private readonly tenant: string | undefined;
 
   private readonly watches: WorkspaceWatches;
+  private olderQueued: OlderQueuedTurn | null = null;
 
   constructor(private readonly deps: TurnRunnerDeps) {
     const keptContentBytes = deps.boundary.limits.revertHistory > 0 ? DEFAULT_STORE_BYTES : 0;
@@ -133,6 +139,7 @@ export class TurnRunner {
     // --cluster: the boundary's queue counted in the database was full (TurnLeases.admit)
     const tenantQueue = this.deps.boundary.id !== DEFAULT_BOUNDARY_ID;
     const admission = clusterQueueFull ? (tenantQueue ? 'tenant_queue_full' : 'queue_full') : this.deps.scheduler.enqueue(slot.job);
+    if (admission === 'queued' && !slot.admitted) slot.waited = true;
     // An admitted turn changes its record only after an await of its own: this is still `queued`.
     if (admission === 'queued') return { ...turn.record };
     const error = admission === 'queue_full' ? 'turn_queue_full: the server queue is full' : 'tenant_turn_queue_full: the tenant queue is full';
@@ -146,13 +153,23 @@ export class TurnRunner {
    * that was still queued starts as usual.
    */
   resume(turn: ActiveTurn, plan: ResumePlan): void {
-    const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false, enqueuedMs: performance.now(), traceParent: undefined, resume: plan };
-    this.slots.set(turn, slot);
-    this.deps.hub.emit('turn.resumed', turn.session.id, turn.record.id, { attempt: turn.record.attempt, interruptedTools: [...plan.interrupted] });
+    const slot = this.resumedSlot(turn, plan);
     const admission = this.deps.scheduler.enqueue(slot.job);
     if (admission === 'queued') return;
     const error = admission === 'queue_full' ? 'turn_queue_full: the server queue is full' : 'tenant_turn_queue_full: the tenant queue is full';
     void this.endWithoutRunning(turn, { kind: 'fail', at: nowIso(), error }).catch((failure: unknown) => this.deps.logger.error({ err: failure, turnId: turn.record.id }, 'could not end a resumed turn'));
+  }
+
+  private resumedSlot(turn: ActiveTurn, plan: ResumePlan): SchedulerSlot {
+    const slot: SchedulerSlot = { job: { tenantId: this.deps.boundary.id, start: () => this.start(turn, slot) }, admitted: false, enqueuedMs: performance.now(), traceParent: undefined, resume: plan };
+    this.slots.set(turn, slot);
+    this.deps.hub.emit('turn.resumed', turn.session.id, turn.record.id, { attempt: turn.record.attempt, interruptedTools: [...plan.interrupted] });
+    return slot;
+  }
+
+  /** --cluster: how a turn that waited here finds an older one queued on another instance (startOlderFirst). */
+  startOlderFirstWith(olderQueued: OlderQueuedTurn): void {
+    this.olderQueued = olderQueued;
   }
 
   /** Resolves once the turn is cancelled (or ended otherwise first) and durable. */
@@ -198,6 +215,27 @@ export class TurnRunner {
 
   private start(turn: ActiveTurn, slot: SchedulerSlot): void {
     slot.admitted = true;
+    if (slot.waited && this.olderQueued) return void this.startOlderFirst(turn, slot);
+    this.traced(turn, slot).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
+  }
+
+  /**
+   * --cluster, first come first served across instances: the slot a turn that waited here was
+   * given goes to an older turn queued on another instance, if there is one (taken under a new
+   * attempt), and this turn waits again at the head of the queue. A turn cancelled or stopped
+   * meanwhile runs as usual (its run ends it at once), and the older one queues here as a turn taken over.
+   */
+  private async startOlderFirst(turn: ActiveTurn, slot: SchedulerSlot): Promise<void> {
+    const older = await this.olderQueued!(turn).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, turnId: turn.record.id }, 'could not look for an older turn queued on another instance');
+      return null;
+    });
+    if (older && !turn.abort.signal.aborted) {
+      slot.admitted = false;
+      this.deps.scheduler.handOff(slot.job, this.resumedSlot(older.turn, older.plan).job);
+      return;
+    }
+    if (older) this.resume(older.turn, older.plan);
     this.traced(turn, slot).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
   }
 

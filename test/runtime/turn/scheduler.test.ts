@@ -22,6 +22,23 @@ describe('Scheduler', () => {
     assert.deepEqual(scheduler.counts, { running: 2, queued: 0 });
   });
 
+  it('hands a just-given slot to a job that was not queued; the first waits again at the head', () => {
+    const scheduler = new Scheduler({ maxRunning: 1, maxQueued: 10, maxRunningPerTenant: 1, maxQueuedPerTenant: null });
+    const { started, job } = recorder();
+    const running = job('t', 'running');
+    const waiting = [job('t', 'w1'), job('t', 'w2')];
+    for (const entry of [running, ...waiting]) scheduler.enqueue(entry);
+    scheduler.finished(running);
+    assert.deepEqual(started, ['running', 'w1']);
+    const older = job('t', 'older');
+    scheduler.handOff(waiting[0], older);
+    assert.deepEqual(started, ['running', 'w1', 'older']);
+    assert.deepEqual(scheduler.counts, { running: 1, queued: 2 });
+    assert.equal(scheduler.hasIdleSlot('t'), false);
+    scheduler.finished(older);
+    assert.deepEqual(started, ['running', 'w1', 'older', 'w1'], 'w1 goes before w2');
+  });
+
   it('rejects at the global queue limit, not before', () => {
     const scheduler = new Scheduler({ maxRunning: 1, maxQueued: 2, maxRunningPerTenant: null, maxQueuedPerTenant: null });
     const { job } = recorder();
