@@ -185,5 +185,5 @@ test('near misses that mutation testing asked for', () => {
   for (const target of ['/usr/*/', '/usr/**', '/**', '~/*/', '~/**', '/etc/*/*/', '$HOME/**/']) assertRefused(`rm -rf ${target}`);
   for (const target of ['/usr/**/x', '/usr/x*', '/usr/*x', '~/x*/']) assertRuns(`rm -rf ${target}`);
   // fork bombs spaced differently
-  for (const command of ['bomb () { bomb | bomb & }; bomb', 'f( ) { f|f& }; f', 'f(){ echo; f|f& }; f']) assertRefused(command);
+  for (const command of ['bomb () { bomb | bomb & }; bomb', 'f( ) { f|f& }; f', 'f(){ echo; f|f& }; f', ':(){ :|& :& };:']) assertRefused(command);
 });
