@@ -34,7 +34,7 @@ export const GUARDS = {
   },
   'policy-decide': {
     timeoutMS: 15_000,
-    modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts:70-84'],
+    modules: ['src/agent/policy/decide.ts', 'src/agent/tools/plan-mode.ts:71-84'],
     tests: ['test/agent/policy/decide.test.ts', 'test/edges/read-only-and-plan-mode.test.ts', 'test/agent/tools/plan-tools.test.ts', 'test/agent/policy/permission-rules.test.ts', 'test/agent/policy/sandboxed.test.ts'],
   },
   'workspace-paths': {
