@@ -95,6 +95,8 @@ const PIECES: Piece[] = [
   inProcessPair('sandbox', 1.5, 0.3),
   inProcessPair('confinement', 1, 0.3),
   inProcessPair('tenants', 3, 0.6),
+  // a tenant runtime's start, hundreds of times: alternates this checkout and the Node 20 build itself
+  { name: 'tenant-reopen', file: 'tenant-reopen', sides: { n24: { ...onNode24, env: { BENCH_BEFORE_ROOT: ROOT20, BENCH_BEFORE_NODE: NODE20 } } }, minutes: 1.5, short_minutes: 0.4 },
 ];
 
 interface Result {
