@@ -1,10 +1,9 @@
 // The branch of workspace/no-follow.ts for systems without /proc/self/fd, run here on Linux: this
 // file's process forgets /proc before anything opens, so entries are opened by their full path and
 // every descriptor is verified through realpath and fstat (pathByStat) instead of readlink.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   closeDirectory,
@@ -19,32 +18,12 @@ import {
   pathByStat,
   UnsafePathError,
 } from '../../src/workspace/no-follow.ts';
+import { noFollowWorlds, readAndClose } from './support/no-follow-world.ts';
 
 forgetDescriptorPaths();
 
-const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-edges-noproc-')));
-after(() => rmSync(root, { recursive: true, force: true }));
-
-/** A fresh world: inside/real/file.txt, outside/file.txt (the secret), and symlinks between them. */
-function world(name: string) {
-  const base = path.join(root, name);
-  mkdirSync(path.join(base, 'inside', 'real'), { recursive: true });
-  mkdirSync(path.join(base, 'outside'));
-  writeFileSync(path.join(base, 'inside', 'real', 'file.txt'), 'workspace');
-  writeFileSync(path.join(base, 'outside', 'file.txt'), 'secret');
-  symlinkSync(path.join(base, 'outside'), path.join(base, 'inside', 'link-out'));
-  symlinkSync(path.join(base, 'inside', 'real'), path.join(base, 'inside', 'link-in'));
-  symlinkSync(path.join(base, 'outside', 'file.txt'), path.join(base, 'inside', 'real', 'file-link.txt'));
-  return { base, inside: path.join(base, 'inside') };
-}
-
-const read = (fd: number) => {
-  try {
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
-};
+const { world } = noFollowWorlds('agentd-edges-noproc-');
+const read = readAndClose;
 
 /** The kernel's list of this process's descriptors: still readable, only no-follow.ts no longer uses it. */
 const openDescriptors = () => readdirSync('/proc/self/fd').length;

@@ -1,10 +1,9 @@
 // Near misses of race-free file access (workspace/no-follow.ts), made deterministic: the state a
 // racing attacker would have to win is built directly (a symlink already in an earlier component,
 // a directory already swapped after it was opened), so a loosened check fails every run, not most.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import {
   closeDirectory,
@@ -17,30 +16,10 @@ import {
   openExact,
   UnsafePathError,
 } from '../../src/workspace/no-follow.ts';
+import { noFollowWorlds, readAndClose } from './support/no-follow-world.ts';
 
-const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'agentd-edges-nofollow-')));
-after(() => rmSync(root, { recursive: true, force: true }));
-
-/** A fresh world: inside/real/file.txt, outside/file.txt (the secret), and symlinks between them. */
-function world(name: string) {
-  const base = path.join(root, name);
-  mkdirSync(path.join(base, 'inside', 'real'), { recursive: true });
-  mkdirSync(path.join(base, 'outside'));
-  writeFileSync(path.join(base, 'inside', 'real', 'file.txt'), 'workspace');
-  writeFileSync(path.join(base, 'outside', 'file.txt'), 'secret');
-  symlinkSync(path.join(base, 'outside'), path.join(base, 'inside', 'link-out'));
-  symlinkSync(path.join(base, 'inside', 'real'), path.join(base, 'inside', 'link-in'));
-  symlinkSync(path.join(base, 'outside', 'file.txt'), path.join(base, 'inside', 'real', 'file-link.txt'));
-  return { base, inside: path.join(base, 'inside') };
-}
-
-const read = (fd: number) => {
-  try {
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
-};
+const { root, world } = noFollowWorlds('agentd-edges-nofollow-');
+const read = readAndClose;
 
 test('openExact: the checked path itself opens; a symlink as its last or as an earlier component is refused', () => {
   const { inside } = world('exact');
