@@ -5,7 +5,7 @@
 //   - no turn ran on two instances at once: each instance has a fake provider of its own, so every
 //     model request names the process that made it, and each must come from the turn's owner at
 //     that moment (the fencing log: the instance it was submitted to, then each instance that
-//     logged taking it over);
+//     logged taking it, over from a dead owner or queued elsewhere);
 //   - no tool ran twice (each call appends its id to a file);
 //   - history contiguous (indices dense from 0, one entry per ended turn);
 //   - usage sums match (a completed turn counts its three model responses once each; a session's
@@ -120,6 +120,8 @@ async function startSlot(slot: Slot): Promise<void> {
   const args = [
     '--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', slot.modelsFile, '--database-url', backend.databaseUrl!,
     '--cluster', '--instance-id', id, '--turn-lease-seconds', String(LEASE_SECONDS),
+    // info: a queued turn taken by another instance is logged there at info (OWNERSHIP_LINES)
+    '--log-level', 'info',
   ];
   slot.generations.push({ id, startedAt: Date.now() });
   slot.process = await startAgentd(args, 60_000);
@@ -143,7 +145,13 @@ interface Ownership {
   at: number;
   owner: string;
 }
-/** turnId → who held it from when: its submitter, then each instance that logged taking it over. */
+/**
+ * The log lines of an instance that takes a turn: over from an owner whose lease ran out, or, queued
+ * on another instance, to run it here (first come, first served across instances; logged at info).
+ */
+const OWNERSHIP_LINES = ['took over a turn whose lease ran out: resuming it', 'took a turn queued on another instance: starting it here', 'took an older turn queued on another instance: it starts here first'];
+
+/** turnId → who held it from when: its submitter, then each instance that logged taking it. */
 const owners = new Map<string, Ownership[]>();
 
 function takeoversFromLogs(): void {
@@ -152,7 +160,7 @@ function takeoversFromLogs(): void {
     texts.forEach((text, index) => {
       const generation = slot.generations[index]?.id ?? `${slot.name}-g?`;
       for (const line of text.split('\n')) {
-        if (!line.includes('resuming it')) continue;
+        if (!OWNERSHIP_LINES.some((message) => line.includes(message))) continue;
         try {
           const entry = JSON.parse(line) as { turnId: string; time: number };
           const list = owners.get(entry.turnId);
