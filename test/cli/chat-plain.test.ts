@@ -8,17 +8,24 @@ import { fakeProviderModels, startTestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { chatCommand } from './chat-support.ts';
 
-/** Runs the chat with piped stdin and stdout (no terminal), feeding it lines; resolves at exit. */
-function runPiped(args: string[], cwd: string, lines: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Starts the chat with piped stdin and stdout (no terminal); `exited` resolves with its exit code (SIGKILL after two minutes). */
+function startPiped(args: string[], cwd: string) {
   const [command, ...rest] = chatCommand(args);
   const child = spawn(command, rest, { cwd, env: { PATH: process.env.PATH, HOME: cwd }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  child.stdin.end(lines.map((line) => `${line}\n`).join(''));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.on('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk) => (output.stdout += chunk));
+  child.stderr.on('data', (chunk) => (output.stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => (clearTimeout(timer), resolve(code))));
+  return { stdin: child.stdin, output, exited };
+}
+
+/** Runs the chat with piped stdin and stdout, feeding it lines; resolves at exit. */
+async function runPiped(args: string[], cwd: string, lines: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const chat = startPiped(args, cwd);
+  chat.stdin.end(lines.map((line) => `${line}\n`).join(''));
+  const code = await chat.exited;
+  return { code, ...chat.output };
 }
 
 describe('agentd chat without a terminal, on an embedded server', () => {
@@ -71,19 +78,12 @@ describe('agentd chat without a terminal, on an embedded server', () => {
   it('/steer typed while a turn runs reaches that turn: the model gets the words in its next request', async () => {
     const before = fake.requests.length;
     fake.enqueue({ kind: 'slow-first-byte', delayMs: 5000, text: 'first answer' }, { kind: 'reply', text: 'answer with the steer' });
-    const [command, ...rest] = chatCommand(['--models-file', modelsFile, '--state-dir', stateDir]);
-    const child = spawn(command, rest, { cwd: workspace, env: { PATH: process.env.PATH, HOME: workspace }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.stdin.write('a long question\n');
+    const chat = startPiped(['--models-file', modelsFile, '--state-dir', stateDir], workspace);
+    chat.stdin.write('a long question\n');
     await fake.waitForRequests(before + 1, 60_000);
-    child.stdin.end('/steer mind the edge cases\n');
-    const code = await exited;
-    clearTimeout(timer);
+    chat.stdin.end('/steer mind the edge cases\n');
+    const code = await chat.exited;
+    const { stdout, stderr } = chat.output;
     assert.equal(code, 0, stderr);
     assert.match(stdout, /↳ steered into the running turn: mind the edge cases/);
     assert.match(stdout, /answer with the steer/);
@@ -100,29 +100,21 @@ describe('agentd chat without a terminal, on an embedded server', () => {
       const before = fake.requests.length;
       fake.enqueue({ kind: 'reply', text: 'within the raised budget' });
       // piped: a line answers the request shown; `0` is not above spent, `500` is
-      const [command, ...rest] = chatCommand(['--url', server.url, '--session', session.id]);
-      const child = spawn(command, rest, { cwd: workspace, env: { PATH: process.env.PATH, HOME: workspace }, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => (stdout += chunk));
-      child.stderr.on('data', (chunk) => (stderr += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      const chat = startPiped(['--url', server.url, '--session', session.id], workspace);
       const shown = async (pattern: RegExp) => {
         const deadline = Date.now() + 60_000;
-        while (!pattern.test(stdout + stderr) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-        assert.match(stdout + stderr, pattern);
+        while (!pattern.test(chat.output.stdout + chat.output.stderr) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.match(chat.output.stdout + chat.output.stderr, pattern);
       };
-      child.stdin.write('spend\n');
+      chat.stdin.write('spend\n');
       await shown(/The session has spent 0 tokens of its budget of 0/);
-      child.stdin.write('raise\n0\n');
+      chat.stdin.write('raise\n0\n');
       await shown(/invalid_decision: the new tokens limit must be above what the session has spent \(0\)/);
-      child.stdin.end('raise\n500\n');
-      const code = await exited;
-      clearTimeout(timer);
-      assert.equal(code, 0, stderr);
-      assert.match(stdout, /→ raise: 500/);
-      assert.match(stdout, /within the raised budget/);
+      chat.stdin.end('raise\n500\n');
+      const code = await chat.exited;
+      assert.equal(code, 0, chat.output.stderr);
+      assert.match(chat.output.stdout, /→ raise: 500/);
+      assert.match(chat.output.stdout, /within the raised budget/);
       assert.equal(fake.requests.length, before + 1);
       assert.deepEqual((await server.request('GET', `/v1/sessions/${session.id}`)).json.budget, { tokens: 500, costUsd: null });
     } finally {
