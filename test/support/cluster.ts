@@ -31,6 +31,15 @@ export function clusterArguments(backend: TestBackend, fakeBaseUrl: string): str
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 /** A test's cluster: one PostgreSQL database, one fake provider, and the instances it starts. */
+/** After each test: closes its event recorders and kills its instances, a frozen one (SIGSTOP) included. */
+export async function stopInstances(running: AgentdProcess[], recorders: EventRecorder[]): Promise<void> {
+  for (const recorder of recorders.splice(0)) recorder.close();
+  for (const agentd of running.splice(0)) {
+    agentd.child.kill('SIGCONT');
+    await agentd.kill();
+  }
+}
+
 export interface TestCluster {
   readonly backend: TestBackend;
   readonly fake: FakeProvider;
@@ -61,13 +70,7 @@ export function useTestCluster(sharedArgs: () => string[] = () => []): TestClust
     fake = await startFakeProvider();
     args = [...clusterArguments(backend, fake.baseUrl), ...sharedArgs()];
   });
-  afterEach(async () => {
-    for (const recorder of recorders.splice(0)) recorder.close();
-    for (const agentd of running.splice(0)) {
-      agentd.child.kill('SIGCONT');
-      await agentd.kill();
-    }
-  });
+  afterEach(() => stopInstances(running, recorders));
   after(async () => {
     await fake.close();
     await backend.drop();

@@ -8,7 +8,7 @@ import { http, type HttpOptions, type HttpResponse } from '../../support/http.ts
 import { fakeProviderModels } from '../../support/server.ts';
 import { registryFixture, type RegistryFixture } from '../registry-fixture.ts';
 import { scratchCluster } from './scratch-cluster.ts';
-import { until } from '../../support/cluster.ts';
+import { stopInstances, until } from '../../support/cluster.ts';
 
 export { until };
 
@@ -53,13 +53,7 @@ export function useTenantCluster(options: { tenantCount: number; args?: string[]
     writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
     args = ['--state-dir', fixture.stateDir, '--tenant-registry', registryPath, '--database-url', scratch.adminUrl, '--models-file', modelsFile, '--cluster', ...(options.args ?? [])];
   });
-  afterEach(async () => {
-    for (const recorder of recorders.splice(0)) recorder.close();
-    for (const agentd of running.splice(0)) {
-      agentd.child.kill('SIGCONT');
-      await agentd.kill();
-    }
-  });
+  afterEach(() => stopInstances(running, recorders));
   after(async () => {
     await fake.close();
     await scratch.drop();
