@@ -198,7 +198,7 @@ export async function claimPostgres(Pg: typeof pg, url: string, options: Postgre
       const connection = client;
       let returned = false;
       return {
-        query: ((...args: Parameters<pg.Client['query']>) => (connection.query as (...a: unknown[]) => unknown)(...args)) as pg.Client['query'],
+        query: connection.query.bind(connection) as pg.Client['query'],
         release: () => {
           if (returned) return;
           returned = true;
