@@ -26,11 +26,12 @@ export class SseSubscriber {
   }
 
   /** Resolves once the 200 and its headers have arrived; anything else rejects. */
-  static connect(baseUrl: string, onFrame: FrameListener, lastEventId?: number): Promise<SseSubscriber> {
+  static connect(baseUrl: string, onFrame: FrameListener, lastEventId?: number, sessionId?: string): Promise<SseSubscriber> {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId !== undefined) headers['last-event-id'] = String(lastEventId);
     return new Promise((resolve, reject) => {
-      const request = httpRequest(`${baseUrl}/v1/events`, { headers, agent: false }, (response) => {
+      const query = sessionId === undefined ? '' : `?sessionId=${sessionId}`;
+      const request = httpRequest(`${baseUrl}/v1/events${query}`, { headers, agent: false }, (response) => {
         if (response.statusCode !== 200) {
           response.resume();
           return reject(new Error(`GET /v1/events: HTTP ${response.statusCode}`));
