@@ -5,6 +5,7 @@
 import { readTokenFile } from './token-file.ts';
 import { UsageError } from './flags.ts';
 import { reachOf, webhookHostProblem, type WebhookResolver } from '../workspace/webhook-destination.ts';
+import { readUrlOnce } from '../workspace/url-reading.ts';
 
 export interface WebhookConfig {
   /** each URL as given (normalised by URL), in flag order */
@@ -51,5 +52,8 @@ function parseWebhookUrl(given: string): URL {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--webhook-url: ${url.protocol} is not http: or https:`);
   if (url.username !== '' || url.password !== '') throw new UsageError(`--webhook-url: ${url.host} carries credentials; receivers check X-Agentd-Signature instead`);
   if (url.hash !== '') throw new UsageError(`--webhook-url: ${url.origin} has a fragment, which is never sent`);
-  return url;
+  // Judged and delivered in one reading: node:http is handed this URL, as WHATWG read it.
+  const reading = readUrlOnce(given, { query: true });
+  if (reading.problem !== undefined) throw new UsageError(`--webhook-url: ${url.origin} is refused: ${reading.problem}`);
+  return reading.url;
 }

@@ -45,6 +45,8 @@ export async function pinDestination(url: string, resolve: Resolver = systemReso
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1]?.toLowerCase();
   if (scheme === undefined) return pinScpLike(url, resolve);
   const parsed = new URL(url);
+  // Only the form that was judged (repository-source.ts normalised it) is handed to git.
+  if (parsed.href !== url) throw new DestinationRefused('the repository URL is not in the form it was judged in');
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   const address = await checkedAddress(host, resolve);
   const port = parsed.port === '' ? DEFAULT_PORTS[scheme] : Number(parsed.port);

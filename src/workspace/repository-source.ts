@@ -8,10 +8,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../domain/errors.ts';
 import { inspectLocalRepository, LocalRepositoryRefused } from './local-repository.ts';
 import { isInside } from './paths.ts';
+import { readUrlOnce } from './url-reading.ts';
 
 /** What git is asked to fetch. */
 export interface RepositorySource {
-  /** a network address as the client gave it, or a local repository's file:// URL (a host path) */
+  /** a network address as it was judged (normalised, url-reading.ts), or a local repository's file:// URL (a host path) */
   source: string;
   ref: string | null;
   /** a local repository: its host path and the roots it lies in, to check it again before cloning */
@@ -59,18 +60,17 @@ function resolveUrl(url: string): { network: string } | { local: string } {
   return { local: url };
 }
 
+/** The URL as git will be given it: read once (url-reading.ts), judged in that form, normalised. */
 function networkUrl(url: string, scheme: string): string {
   if (!NETWORK_SCHEMES.has(scheme)) refuse(`the "${scheme}" scheme is not accepted; use https, http, ssh, git, file or user@host:path`);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return refuse('the repository URL is malformed');
-  }
+  const parsed = URL.parse(url);
+  if (parsed === null) return refuse('the repository URL is malformed');
   if (parsed.hostname === '') refuse('the repository URL has no host');
   if (parsed.hostname.startsWith('-') || parsed.username.startsWith('-')) refuse('the repository host and user must not start with "-"');
   if (parsed.password !== '') refuse('credentials in the repository URL are not accepted (clones run with no credential of any kind)');
-  return url;
+  const reading = readUrlOnce(url, { query: false });
+  if (reading.problem !== undefined) return refuse(`the repository URL is refused: ${reading.problem}`);
+  return reading.url.href;
 }
 
 function fileUrlPath(url: string): string {

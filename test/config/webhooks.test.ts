@@ -36,6 +36,8 @@ describe('webhook flags', () => {
     ['another scheme', ['--webhook-url', 'ftp://hooks.example.com/x', '--webhook-secret-file', 'SECRET'], /^--webhook-url: ftp: is not http: or https:$/],
     ['credentials in the URL', ['--webhook-url', 'https://user:pw@hooks.example.com/x', '--webhook-secret-file', 'SECRET'], /carries credentials/],
     ['a fragment', ['--webhook-url', 'https://hooks.example.com/x#frag', '--webhook-secret-file', 'SECRET'], /has a fragment/],
+    ['a backslash before an @ (one parser reads another host)', ['--webhook-url', 'https://93.184.216.34\\@127.0.0.1/x', '--webhook-secret-file', 'SECRET'], /is refused: it contains a backslash/],
+    ['percent-encoding in the host', ['--webhook-url', 'https://127.0.0.%31/x', '--webhook-secret-file', 'SECRET', '--allow-loopback-webhooks'], /is refused: its host part is not plain/],
     ['the same URL twice', ['--webhook-url', 'https://93.184.216.34/x', '--webhook-url', 'https://93.184.216.34/x', '--webhook-secret-file', 'SECRET'], /given more than once/],
     ['plain http without the loopback flag', ['--webhook-url', 'http://127.0.0.1:9/x', '--webhook-secret-file', 'SECRET'], /plain http:, allowed only for a loopback receiver/],
     ['plain http to a public address', ['--webhook-url', 'http://93.184.216.34/x', '--webhook-secret-file', 'SECRET', '--allow-loopback-webhooks'], /not a loopback address, and http: is only for a loopback receiver/],
