@@ -40,8 +40,9 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   let server;
+  let config;
   try {
-    const config = await loadConfig(rest, process.env, process.cwd());
+    config = await loadConfig(rest, process.env, process.cwd());
     delete process.env.SERVICE_TOKEN;
     if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
     const { startServer } = await import('../server.ts');
@@ -53,6 +54,8 @@ export async function main(argv: string[]): Promise<void> {
     if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError || error instanceof DatabaseInUse) {
       return usageFailure(error.message);
     }
+    const inUse = portInUse(error, config?.metricsPort ?? null);
+    if (inUse) return usageFailure(inUse);
     console.error(`agentd: ${(error as Error).message}`);
     process.exitCode = 1;
     return;
@@ -85,6 +88,14 @@ async function probeSandboxRunner(runner: string): Promise<void> {
   } catch (error) {
     throw error instanceof probe.SandboxRunnerRefused ? new UsageError(error.message) : error;
   }
+}
+
+/** Node's EADDRINUSE, in agentd's words: which port, and the flag that picks another. */
+function portInUse(error: unknown, metricsPort: number | null): string | null {
+  const failure = error as NodeJS.ErrnoException & { port?: number };
+  if (failure?.code !== 'EADDRINUSE') return null;
+  const flag = failure.port !== undefined && failure.port === metricsPort ? '--metrics-port' : '--port';
+  return `port ${failure.port ?? '?'} is in use; pick another with ${flag} (or stop what listens there)`;
 }
 
 function usageFailure(message: string): void {

@@ -5,9 +5,11 @@
  * Convention: a fenced ```sh block right after an HTML comment marker is run by this test, as
  * bash with `set -euo pipefail` (an unset variable or a failing command stops it):
  * - `<!-- readme-install -->`: in the checkout, every line but `npm ci` (the suite runs in a
- *   checkout that `npm ci` has just installed and built). `npm link` links into a global prefix of
- *   the test's own (npm_config_prefix), whose bin is on PATH, as on a machine where npm's global
- *   bin is; HOME is a scratch directory, so `~` is the test's.
+ *   checkout that `npm ci` has just installed and built). HOME is a scratch directory, so `~` and
+ *   the `~/.local/bin` the README links into are the test's; that directory comes first on PATH,
+ *   as on a machine whose login shell puts it there. The test owns its world: a bogus `agentd`
+ *   right behind it on PATH stands for one a README followed earlier put there, and must not be
+ *   the one that runs.
  * - `<!-- readme-start -->` and `<!-- readme-sandbox -->`: in the checkout, as the README says;
  *   `--port 0` is appended to `agentd serve` (tests never take a fixed port). The model is the
  *   default models file (`<state dir>/models.json` under that HOME) on the fake provider.
@@ -70,12 +72,15 @@ async function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Pro
 
 describe('the README, as a newcomer runs it', () => {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-readme-home-')));
-  const npmPrefix = join(home, 'npm-global');
-  // the machine: this node first (agentd runs on it), npm's global bin, then the rest of PATH
+  const linkBin = join(home, '.local', 'bin');
+  // an agentd already on PATH (a README followed before, into another prefix): never the one run
+  const elsewhere = join(home, 'elsewhere', 'bin');
+  mkdirSync(elsewhere, { recursive: true });
+  writeFileSync(join(elsewhere, 'agentd'), '#!/bin/sh\necho "a bogus agentd ran" >&2\nexit 99\n', { mode: 0o755 });
+  // the machine: ~/.local/bin, the bogus agentd, this node (agentd runs on it), then the rest of PATH
   const env: NodeJS.ProcessEnv = {
     HOME: home,
-    PATH: [dirname(process.execPath), join(npmPrefix, 'bin'), process.env.PATH].join(delimiter),
-    npm_config_prefix: npmPrefix,
+    PATH: [linkBin, elsewhere, dirname(process.execPath), process.env.PATH].join(delimiter),
   };
   const workspace = join(home, 'agentd-work');
   let fake: FakeProvider;
@@ -94,7 +99,7 @@ describe('the README, as a newcomer runs it', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('install: npm link puts agentd on PATH, running this checkout', () => {
+  it('install: npm link puts agentd in ~/.local/bin, running this checkout, ahead of any other agentd', () => {
     const [install] = readmeBlocks('readme-install');
     const lines = install.split('\n');
     assert.match(lines[0], /^npm ci\b/, 'the install starts with npm ci');
@@ -102,9 +107,21 @@ describe('the README, as a newcomer runs it', () => {
     const run = spawnSync('bash', ['-c', script], { cwd: REPOSITORY, env, encoding: 'utf8', timeout: 120_000 });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     const version = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')).version;
-    assert.ok(run.stdout.endsWith(`${join(npmPrefix, 'bin', 'agentd')}\n${version}\n`), run.stdout);
-    assert.equal(realpathSync(join(npmPrefix, 'bin', 'agentd')), realpathSync(join(REPOSITORY, 'bin', 'agentd.js')));
-    assert.ok(existsSync(join(npmPrefix, 'bin', 'agentd-sandbox')));
+    assert.ok(run.stdout.endsWith(`${join(linkBin, 'agentd')}\n${version}\n`), run.stdout);
+    assert.equal(realpathSync(join(linkBin, 'agentd')), realpathSync(join(REPOSITORY, 'bin', 'agentd.js')));
+    assert.ok(existsSync(join(linkBin, 'agentd-sandbox')));
+  });
+
+  it('the PATH fallback the README gives, export PATH="$PWD/bin:$PATH", gives agentd in this checkout', () => {
+    const fallback = 'export PATH="$PWD/bin:$PATH"';
+    assert.ok(readFileSync(README, 'utf8').includes(fallback), 'the README gives the fallback');
+    const run = spawnSync('bash', ['-c', `set -euo pipefail\n${fallback}\ncommand -v agentd\nagentd --version`], {
+      cwd: REPOSITORY,
+      env: { HOME: home, PATH: [elsewhere, dirname(process.execPath), process.env.PATH].join(delimiter) },
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.equal(run.stdout.split('\n')[0], join(REPOSITORY, 'bin', 'agentd'));
   });
 
   it('start and walk: a server whose workspace is not the checkout; both answers, a real request resolved, a third turn cancelled', async () => {

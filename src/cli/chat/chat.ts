@@ -6,6 +6,7 @@ import { SessionPicker, type PickerKey } from './session-picker.ts';
 import { showRecentTurns } from './sessions.ts';
 import { StatusLine } from './status-line.ts';
 import { TerminalScreen, type OutputStream } from './terminal-screen.ts';
+import { WORKSPACE_REFUSALS, workspaceRefusal } from './preflight.ts';
 
 /** Options that need text typed after the key: the value of the resolve (a budget's raise: the new limit). */
 const OPTIONS_WITH_TEXT = new Set(['custom', 'request_changes', 'raise']);
@@ -15,8 +16,6 @@ const KEYS = '123456789abcdefghijklmnopqrstuvwxyz'.split('');
 const SUBMIT_RETRIES = 15;
 /** How long a new session's event stream may take to open before its first turn is sent anyway. */
 const STREAM_OPEN_WAIT_MS = 5_000;
-/** Refusals of a session's directory: the chat cannot work there at all. */
-const WORKSPACE_REFUSALS = new Set(['workspace_not_allowed', 'invalid_workspace']);
 
 export interface ChatTerminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -72,6 +71,8 @@ export class Chat {
   private words: AbortController | null = null;
   private subscription: EventSubscription | null = null;
   private readonly finishedTurns = new Map<string, { status: string; error: string | null }>();
+  /** sessions this chat sent a turn to (a session made at start and never used is deleted at exit) */
+  private readonly sessionsWithTurns = new Set<string>();
   private inputEnded = false;
   private busy = false;
   /** steers sent and not answered yet: nothing new is submitted meanwhile */
@@ -120,6 +121,10 @@ export class Chat {
       }
     }
     this.prompt();
+  }
+
+  sentTurnsTo(sessionId: string): boolean {
+    return this.sessionsWithTurns.has(sessionId);
   }
 
   /** Ctrl-C: leave the picker; cancel the running turn; with none (or already cancelling) end the chat. */
@@ -188,6 +193,7 @@ export class Chat {
     this.screen.closeInput();
     this.status.start();
     this.status.input(this.lines.line ?? '', this.queue.length);
+    this.sessionsWithTurns.add(session.id);
     try {
       const turn = await this.client.submitTurn(session.id, input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
       active.id = turn.id;
@@ -240,7 +246,7 @@ export class Chat {
       session = await this.client.createSession({ body: { cwd: this.setup.cwd, ...(this.setup.model ? { model: this.setup.model } : {}) } });
     } catch (error) {
       if (error instanceof AgentdError && WORKSPACE_REFUSALS.has(error.code)) {
-        this.output.error(`the server refuses ${this.setup.cwd} as the session's directory (${describeError(error)}); start chat in a directory under the server's workspace roots, or pass --cwd DIR`);
+        this.output.error(workspaceRefusal(this.setup.cwd, error).message);
         this.finish(2);
         return null;
       }

@@ -5,6 +5,7 @@ import { Chat, type ChatTerminal } from './chat.ts';
 import { connect } from './connect.ts';
 import { CHAT_HELP, parseChatOptions } from './options.ts';
 import { findSession } from './sessions.ts';
+import { preflight } from './preflight.ts';
 
 /** `agentd chat`: returns the exit code. */
 export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string, terminal: ChatTerminal = { input: process.stdin, output: process.stdout }): Promise<number> {
@@ -21,14 +22,18 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
       throw new UsageError(`${chatDirectory} is outside the server's workspace roots (${connection.workspaceRoots.join(', ')}): start chat in a directory under one, or pass --cwd DIR`);
     }
     const { client } = connection;
-    const session = options.sessionId ? await findSession(client, options.sessionId) : null;
+    const provisional = await preflight({ client, url: options.url, tokenGiven: connection.tokenGiven, model: options.model, cwd: chatDirectory, cwdChecked: connection.workspaceRoots !== null, resuming: options.sessionId !== null });
+    const session = options.sessionId ? await findSession(client, options.sessionId) : provisional;
     const rich = Boolean(terminal.output.isTTY) && !env.NO_COLOR;
     const chat = new Chat(client, { session, cwd: chatDirectory, model: options.model, describe: connection.describe, rich }, terminal);
     const onSignal = () => chat.interrupt();
     process.on('SIGINT', onSignal);
-    await chat.start();
+    // an input that ends at once ends the chat while it is still starting
+    await Promise.race([chat.start(), chat.done]);
     const code = await chat.done;
     process.off('SIGINT', onSignal);
+    // the session made at start to check the directory, when no turn went to it, is not left behind
+    if (provisional && !chat.sentTurnsTo(provisional.id)) await client.deleteSession({ path: { id: provisional.id } }).catch(() => undefined);
     return code;
   } catch (error) {
     process.stderr.write(`agentd chat: ${(error as Error).message}\n`);
