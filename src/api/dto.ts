@@ -31,6 +31,7 @@ export function toSessionDto(session: SessionRecord): SessionDto {
     context: session.context,
     budget: session.budget,
     repository: session.repository,
+    planMode: session.planMode,
   };
 }
 

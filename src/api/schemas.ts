@@ -61,6 +61,7 @@ export const Session = Type.Object(
     ),
     budget: Type.Object({ tokens: BudgetTokens, costUsd: BudgetCostUsd }, { description: 'the limits of spent at which a turn waits on a budget request' }),
     repository: Nullable(Type.Object({ url: Type.String(), ref: Nullable(Type.String()) })),
+    planMode: Type.Boolean({ description: 'plan mode: read-only tools until a plan is approved (set by the model with a plan_enter request, or by PATCH)' }),
   },
   { title: 'Session' },
 );
@@ -94,8 +95,9 @@ export const PatchSession = Type.Object(
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'a catalog id; the session\'s effort must suit it' })),
     effort: Type.Optional(Effort),
     budget: Type.Optional(BudgetInput),
+    planMode: Type.Optional(Type.Boolean({ description: 'enter (true) or leave (false) plan mode, as ACP session/set_mode does (an extension)' })),
   },
-  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title, archived, model, effort or budget' },
+  { title: 'PatchSession', additionalProperties: false, description: 'exactly one of title, archived, model, effort, budget or planMode' },
 );
 
 export const ForkSession = Type.Object(

@@ -12,6 +12,7 @@ const TOP_HELP = `Usage: agentd <command> [options]
 Commands:
   serve       start the HTTP server (agentd serve --help lists its options)
   chat        a terminal client, of a running server or of one started for this directory
+  acp         an Agent Client Protocol agent on stdin/stdout, for editors (docs/ACP.md)
 
 Options:
   --help      show this help
@@ -31,6 +32,11 @@ export async function main(argv: string[]): Promise<void> {
   if (command === 'chat') {
     const { runChat } = await import('./chat/index.ts');
     process.exitCode = await runChat(rest, process.env, process.cwd());
+    return;
+  }
+  if (command === 'acp') {
+    const { runAcp } = await import('./acp.ts');
+    process.exitCode = await runAcp(rest, process.env, process.cwd());
     return;
   }
   if (command !== 'serve') return usageFailure(`unknown command: ${command} (try agentd --help)`);

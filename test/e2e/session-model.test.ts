@@ -161,7 +161,7 @@ for (const backend of BACKENDS) {
 
     it('the OpenAPI PatchSession names model and effort', async () => {
       const schema = (await server.request('GET', '/openapi.json')).json.components.schemas.PatchSession;
-      assert.deepEqual(Object.keys(schema.properties).sort(), ['archived', 'budget', 'effort', 'model', 'title']);
+      assert.deepEqual(Object.keys(schema.properties).sort(), ['archived', 'budget', 'effort', 'model', 'planMode', 'title']);
     });
   });
 }

@@ -53,6 +53,8 @@ export type Session = {
     url: string;
     ref: string | null;
   } | null;
+  /** plan mode: read-only tools until a plan is approved (set by the model with a plan_enter request, or by PATCH) */
+  planMode: boolean;
 };
 
 export type SessionPage = {
@@ -76,7 +78,7 @@ export type CreateSession = {
   };
 };
 
-/** exactly one of title, archived, model, effort or budget */
+/** exactly one of title, archived, model, effort, budget or planMode */
 export type PatchSession = {
   title?: string;
   archived?: boolean;
@@ -88,6 +90,8 @@ export type PatchSession = {
     tokens?: number | null;
     costUsd?: number | null;
   };
+  /** enter (true) or leave (false) plan mode, as ACP session/set_mode does (an extension) */
+  planMode?: boolean;
 };
 
 export type ForkSession = {

@@ -109,6 +109,7 @@ export class SessionService {
     }
     if (body.archived !== undefined) return { fields: { archived: body.archived, updatedAt }, changed: { ...session, archived: body.archived, updatedAt } };
     if (body.model !== undefined) return this.switchModel(session, body.model, updatedAt);
+    if (body.planMode !== undefined) return { fields: { planMode: body.planMode, updatedAt }, changed: { ...session, planMode: body.planMode, updatedAt } };
     if (body.budget !== undefined) {
       const budget = budgetOf(body.budget);
       return { fields: { budget, updatedAt }, changed: { ...session, budget, updatedAt } };
