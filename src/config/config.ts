@@ -24,6 +24,8 @@ export interface Limits {
   modelStallTimeoutMs: number;
   /** --revert-history: the latest turns of a session whose earlier file contents are kept */
   revertHistory: number;
+  /** --max-watches-per-tenant: host inotify watches one boundary's change receipts may hold */
+  maxWatchesPerTenant: number;
 }
 
 export interface SandboxQuota {
@@ -122,6 +124,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     maximumRequestBytes: integerFlag(flags, 'maximum-request-bytes'),
     modelStallTimeoutMs: integerFlag(flags, 'model-stall-timeout') * 1000,
     revertHistory: integerFlag(flags, 'revert-history'),
+    maxWatchesPerTenant: integerFlag(flags, 'max-watches-per-tenant'),
   };
   limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', limits.maxConcurrentTurns, 'max-concurrent-turns');
   limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', limits.maxQueuedTurns, 'max-queued-turns');

@@ -6,7 +6,8 @@
  *
  * Anything the watch cannot vouch for makes the next settle walk the whole tree and compare, as
  * the receipt did before: a watch that fails or cannot be added, more directories than
- * MAX_WATCHED_DIRECTORIES, or so many events since the last settle that the kernel's queue may
+ * MAX_WATCHED_DIRECTORIES or than the tenant's or the process's watch budget has left
+ * (watch-budget.ts; the watches taken are then given back), or so many events since the last settle that the kernel's queue may
  * have overflowed (fs.watch does not report an overflow).
  */
 import { lstatSync, readFileSync, watch, type FSWatcher, type Stats } from 'node:fs';
@@ -14,6 +15,7 @@ import { closeDirectory, entryPath, openDirectoryExact, type OpenDirectory } fro
 import path from 'node:path';
 import { changedPaths, entryStateOf, snapshotTree, SKIPPED_DIRECTORIES, type EntryState, type TreeSnapshot } from './tree-snapshot.ts';
 import { readVersion, type ContentStore } from './content-store.ts';
+import type { WatchBudget } from './watch-budget.ts';
 
 /** One path whose state differs from the last settle; undefined: absent. */
 export interface PathChange {
@@ -29,6 +31,8 @@ export interface WorkspaceWatchOptions {
   maxWatchedDirectories?: number;
   /** keeps each file's bytes as of the last look (for revert); metadata only without it */
   contents?: ContentStore;
+  /** the tenant's (and through it the process's) host watches; past it every settle walks */
+  budget?: WatchBudget;
 }
 
 export const MAX_WATCHED_DIRECTORIES = 4096;
@@ -60,6 +64,9 @@ export class WorkspaceWatch {
   private settling: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly maxWatched: number;
+  /** directories met by the last walk (watched or not): what watching the whole tree would take */
+  private directoriesSeen = 0;
+  private budgetRefused = false;
   /** hashes of versions replaced since the last takeReleased(): still readable until released */
   private released: string[] = [];
 
@@ -80,6 +87,11 @@ export class WorkspaceWatch {
   /** true while the watch vouches for the tree (no walk on settle) */
   get watched(): boolean {
     return this.watching && !this.walkNeeded;
+  }
+
+  /** The last walk wanted more watches than the budget had left (it walks until there is room). */
+  get outOfBudget(): boolean {
+    return this.budgetRefused;
   }
 
   /** The tree was larger than the entry limit: what lies beyond it is unknown. */
@@ -167,7 +179,10 @@ export class WorkspaceWatch {
   /** The whole tree walked again and compared: the fallback, and the first look. */
   private async rewalk(): Promise<PathChange[]> {
     this.stopWatching();
-    this.watching = true;
+    // A tree the budget could not hold last time is only watched again once there is room for all of it.
+    this.budgetRefused = this.directoriesSeen > (this.options.budget?.free ?? Infinity);
+    this.watching = this.directoriesSeen <= this.maxWatched && !this.budgetRefused;
+    this.directoriesSeen = 0;
     this.walkNeeded = false;
     this.dirty = new Set();
     this.events = 0;
@@ -209,7 +224,7 @@ export class WorkspaceWatch {
     const prefix = `${relative}/`;
     for (const [name, directory] of this.directories) {
       if (name !== relative && !name.startsWith(prefix)) continue;
-      directory.watcher?.close();
+      this.unwatch(directory);
       this.directories.delete(name);
     }
     for (const name of [...this.states.keys()]) if (name.startsWith(prefix)) note(name, undefined);
@@ -217,9 +232,15 @@ export class WorkspaceWatch {
 
   /** `openedPath` names the very directory that was checked (its descriptor's path), so a link swapped in since is not what gets watched. */
   private watchDirectory(relative: string, ino: number, openedPath: string): void {
+    this.directoriesSeen++;
     if (!this.watching) return;
     if (this.directories.size >= this.maxWatched) {
       this.watching = false;
+      return;
+    }
+    if (!(this.options.budget?.take() ?? true)) {
+      this.watching = false;
+      this.budgetRefused = true;
       return;
     }
     try {
@@ -229,16 +250,26 @@ export class WorkspaceWatch {
         else this.dirty.add(relative === '' ? String(name) : `${relative}/${String(name)}`);
       });
       watcher.on('error', () => (this.walkNeeded = true));
-      this.directories.get(relative)?.watcher?.close();
+      const replaced = this.directories.get(relative);
+      if (replaced) this.unwatch(replaced);
       this.directories.set(relative, { ino, watcher });
     } catch {
+      this.options.budget?.give();
       this.watching = false; // no inotify, or out of watches: every settle walks
     }
   }
 
   private stopWatching(): void {
-    for (const directory of this.directories.values()) directory.watcher?.close();
+    for (const directory of this.directories.values()) this.unwatch(directory);
     this.directories.clear();
+  }
+
+  /** Closes a directory's watch and gives it back to the budget. */
+  private unwatch(directory: { watcher: FSWatcher | null }): void {
+    if (directory.watcher === null) return;
+    directory.watcher.close();
+    directory.watcher = null;
+    this.options.budget?.give();
   }
 
   private rootReplaced(): boolean {

@@ -1,7 +1,9 @@
 /**
  * The watched workspaces of one boundary, one per session directory, shared by every turn whose
  * session works there and kept between turns: the first writing call of a directory pays its walk,
- * later calls only what changed. A directory no turn has used for IDLE_MS is let go.
+ * later calls only what changed. A directory no turn has used for IDLE_MS is let go, and every idle
+ * one as soon as a directory is opened that the watch budget (watch-budget.ts) could not hold:
+ * their host watches are worth more to a turn that runs, whose next look can then watch again.
  *
  * A call looks at the workspace through a window: changes found while a window is open belong to
  * it (to every open one when calls overlap, as two walks around each would say); changes made
@@ -11,8 +13,9 @@
 import { WorkspaceWatch, type PathChange } from './workspace-watch.ts';
 import type { EntryState } from './tree-snapshot.ts';
 import { ContentStore } from './content-store.ts';
+import type { WatchBudget } from './watch-budget.ts';
 
-export const IDLE_MS = 10 * 60 * 1000;
+export const IDLE_MS = 2 * 60 * 1000;
 
 /** What one call, or several merged, changed: each path's state before the first change and after the last. */
 export class ChangeWindow {
@@ -90,6 +93,8 @@ export interface WorkspaceWatchesOptions {
   keptContentBytes?: number;
   maxWatchedDirectories?: number;
   idleMs?: number;
+  /** the boundary's (tenant's) host watches, drawing on the process's */
+  budget?: WatchBudget;
 }
 
 export class WorkspaceWatches {
@@ -107,8 +112,10 @@ export class WorkspaceWatches {
     let held = this.held.get(root);
     if (!held) {
       const entry: Held = { users: 0, opening: null as unknown as Promise<WatchedWorkspace> };
-      entry.opening = WorkspaceWatch.open(root, { maxEntries: this.options.maxEntries, maxWatchedDirectories: this.options.maxWatchedDirectories, contents: this.contents }).then((watch) => {
+      const { maxEntries, maxWatchedDirectories, budget } = this.options;
+      entry.opening = WorkspaceWatch.open(root, { maxEntries, maxWatchedDirectories, budget, contents: this.contents }).then((watch) => {
         entry.watch = watch;
+        if (watch.outOfBudget) this.forgetIdle();
         if (this.closed || this.held.get(root) !== entry) watch.close();
         return new WatchedWorkspace(watch);
       });
@@ -138,6 +145,11 @@ export class WorkspaceWatches {
   close(): void {
     this.closed = true;
     for (const [root, entry] of this.held) this.forget(root, entry);
+  }
+
+  /** Lets go of every directory no turn is using now. */
+  private forgetIdle(): void {
+    for (const [root, entry] of this.held) if (entry.users === 0) this.forget(root, entry);
   }
 
   private forget(root: string, entry: Held): void {

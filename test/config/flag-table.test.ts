@@ -29,7 +29,7 @@ describe('the flag table', () => {
         'max-active-tenants': config.limits.maxActiveTenants, 'max-event-subscribers': config.limits.maxEventSubscribers,
         'max-event-subscribers-per-tenant': config.limits.maxEventSubscribersPerTenant, 'event-replay-limit': config.limits.eventReplayLimit,
         'maximum-request-bytes': config.limits.maximumRequestBytes, 'model-stall-timeout': config.limits.modelStallTimeoutMs / 1000,
-        'turn-lease-seconds': config.turnLeaseSeconds, 'revert-history': config.limits.revertHistory,
+        'turn-lease-seconds': config.turnLeaseSeconds, 'revert-history': config.limits.revertHistory, 'max-watches-per-tenant': config.limits.maxWatchesPerTenant,
         'sandbox-disk-quota': config.sandboxQuota?.bytes, 'sandbox-inode-quota': config.sandboxQuota?.inodes,
       };
       const help = formatServeHelp();
@@ -47,8 +47,10 @@ describe('the flag table', () => {
         const bounds = [flag.min, flag.max].filter((bound): bound is number => bound !== undefined);
         assert.ok(bounds.length > 0, `--${flag.name} has a range`);
         for (const [value, accepted] of bounds.flatMap((bound): [number, boolean][] => [[bound, true], [bound === flag.min ? bound - 1 : bound + 1, false]])) {
-          // a per-tenant limit may not exceed its global one: give the global room
-          const argv = ['--state-dir', stateDir, `--${flag.name}`, String(value), ...(flag.name.endsWith('-per-tenant') ? [`--${flag.name.replace('-per-tenant', '')}`, String(value + 1)] : [])];
+          // a per-tenant limit may not exceed its global one (where it has one): give the global room
+          const global = flag.name.replace('-per-tenant', '');
+          const hasGlobal = global !== flag.name && SERVE_FLAGS.some((row) => row.name === global);
+          const argv = ['--state-dir', stateDir, `--${flag.name}`, String(value), ...(hasGlobal ? [`--${global}`, String(value + 1)] : [])];
           const loading = loadConfig(argv, NO_TOKEN, stateDir);
           if (accepted) await loading;
           else await assert.rejects(loading, (error: unknown) => error instanceof UsageError && error.message.startsWith(`--${flag.name}: must be`));

@@ -1,5 +1,6 @@
 import { MAX_WATCHED_ENTRIES, TurnReceipt } from './turn-receipt.ts';
 import { WorkspaceWatches } from '../../workspace/workspace-watches.ts';
+import { PROCESS_WATCH_BUDGET, WatchBudget } from '../../workspace/watch-budget.ts';
 import { DEFAULT_STORE_BYTES } from '../../workspace/content-store.ts';
 import { storeTurnRevert } from '../../store/turn-reverts.ts';
 import type { Logger } from 'pino';
@@ -123,7 +124,8 @@ export class TurnRunner {
 
   constructor(private readonly deps: TurnRunnerDeps) {
     const keptContentBytes = deps.boundary.limits.revertHistory > 0 ? DEFAULT_STORE_BYTES : 0;
-    this.watches = deps.watches ?? new WorkspaceWatches({ maxEntries: MAX_WATCHED_ENTRIES, keptContentBytes });
+    const budget = new WatchBudget(deps.boundary.limits.maxWatchesPerTenant, PROCESS_WATCH_BUDGET);
+    this.watches = deps.watches ?? new WorkspaceWatches({ maxEntries: MAX_WATCHED_ENTRIES, keptContentBytes, budget });
     this.telemetry = deps.telemetry ?? NO_TELEMETRY;
     this.tenant = deps.boundary.id === DEFAULT_BOUNDARY_ID ? undefined : deps.boundary.id;
   }
