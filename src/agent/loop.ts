@@ -1,6 +1,7 @@
 import type { CanonicalItem, Completion, Effort, ProviderAdapter, ToolKind, ToolSpec, Usage } from './providers/types.ts';
 import { runModelStep, StepFailure, type RetryPolicy, type StepListener } from './model-step.ts';
 import { addUsage } from './telemetry.ts';
+import { checkAnswer, MAX_OUTPUT_REASKS, OUTPUT_FORMAT_NAME, OutputInvalid, reaskItem, STRUCTURED_ANSWER_INSTRUCTION, type OutputSchema } from './structured-output.ts';
 import type { RecordedModelStep, RecordedStep } from '../domain/turn-step.ts';
 
 export type { RecordedModelStep, RecordedStep };
@@ -61,6 +62,12 @@ export interface AgentLoopOptions {
    * the completion the loop ends with instead.
    */
   beforeRequest?: () => Promise<Completion | null>;
+  /**
+   * The turn's output schema (CONTRACT.md §22): the final answer must be JSON valid against it; an
+   * answer that is not is sent back with its problems at most MAX_OUTPUT_REASKS times, then the
+   * loop fails with OutputInvalid.
+   */
+  outputSchema?: OutputSchema;
 }
 
 /**
@@ -93,6 +100,8 @@ export interface AgentLoopResult {
   stopReason: string | null;
   apiDurationMs: number;
   steps: number;
+  /** the final answer parsed and valid against the output schema; only with one */
+  result?: unknown;
 }
 
 /** What the model steps that completed before a failure came to: they were billed all the same. */
@@ -142,6 +151,10 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   const steering = options.steering ?? NO_STEERING;
   /** the request made past the step limit for steered input: the loop ends after it */
   let lastRequest = false;
+  const outputSchema = options.outputSchema;
+  let reasks = 0;
+  const outputFormat = outputSchema ? { name: OUTPUT_FORMAT_NAME, schema: outputSchema.schema } : undefined;
+  const instructions = outputSchema ? () => [options.instructions(), STRUCTURED_ANSWER_INSTRUCTION].filter((part) => part !== '').join('\n\n') : options.instructions;
   const persist = async (modelStep: RecordedModelStep | null) => {
     if (!options.persist) return;
     await options.persist({ items: items.slice(persisted), modelStep });
@@ -176,7 +189,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       if (unanswered.length > 0) await runCalls(unanswered);
       else if (lastStep && options.resumeFrom.at(-1)!.modelStep !== null && callsOf(lastStep.items, lastStep.step.completion).length === 0) {
         // the answer was recorded, the turn's end was not: it ends on that answer
-        if (steering.closeUnlessPending()) return finish(lastStep.step.completion);
+        if (steering.closeUnlessPending()) return finish(lastStep.step.completion, assistantTextOf(lastStep.items));
       }
     }
     for (;;) {
@@ -200,11 +213,12 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         options.adapter,
         {
           transportModel: options.transportModel,
-          instructions: options.instructions(),
+          instructions: instructions(),
           input: [...options.context, ...items],
           tools: options.tools(),
           effort: options.effort,
           maxOutputTokens: options.maxOutputTokens,
+          outputFormat,
         },
         options.listener,
         options.signal,
@@ -222,8 +236,15 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       options.stepCompleted?.(assistantTextOf(step.items), calls.length);
       if (calls.length === 0) {
         // Input steered in during this request is answered by one more.
-        if (lastRequest || steering.closeUnlessPending()) return finish(step.completion);
-        continue;
+        if (!(lastRequest || steering.closeUnlessPending())) continue;
+        const answer = assistantTextOf(step.items);
+        const checked = outputSchema ? checkAnswer(outputSchema, answer) : null;
+        if (checked && 'problems' in checked && reasks < MAX_OUTPUT_REASKS && !lastRequest) {
+          reasks++;
+          items.push(reaskItem(checked.problems));
+          continue;
+        }
+        return finish(step.completion, answer);
       }
       await runCalls(calls);
       if (lastRequest) return finish({ status: 'incomplete', reason: 'step_limit' });
@@ -238,9 +259,12 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     throw new AgentLoopFailure(error, items, discardedText, progress);
   }
 
-  function finish(completion: Completion): AgentLoopResult {
+  /** `answer`: the final answer, validated here when the turn has an output schema (OutputInvalid when it is not valid) */
+  function finish(completion: Completion, answer: string | null = null): AgentLoopResult {
     const last = lastStep?.step;
+    const structured = outputSchema ? structuredResult(outputSchema, answer, completion) : {};
     return {
+      ...structured,
       items,
       discardedText,
       assistantText: assistantTextOf(lastStep?.items ?? []),
@@ -254,6 +278,14 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       steps,
     };
   }
+}
+
+/** The result of a final answer under an output schema, or OutputInvalid saying why there is none. */
+function structuredResult(outputSchema: OutputSchema, answer: string | null, completion: Completion): { result: unknown } {
+  if (completion.status === 'incomplete' && answer === null) throw new OutputInvalid(`the turn ended (${completion.reason ?? 'incomplete'}) before an answer valid against the output schema`);
+  const checked = checkAnswer(outputSchema, answer);
+  if ('result' in checked) return checked;
+  throw new OutputInvalid(`the answer is still not valid against the output schema after ${MAX_OUTPUT_REASKS} re-asks: ${checked.problems.join('; ')}`);
 }
 
 /** The calls of the newest recorded model response whose result was not recorded, in order. */

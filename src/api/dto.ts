@@ -83,6 +83,8 @@ export function projectHistoryTurn(turn: HistoryEntry): Record<string, unknown> 
     error: turn.error === null ? null : projectText(turn.error, budget),
     responseId: turn.responseId === null ? null : projectText(turn.responseId, budget),
     effect: turn.effect,
+    // before the items: the structured result is what a script reads, so it goes first when the budget is short
+    ...('result' in turn ? { result: projectJson(turn.result, budget) } : {}),
     items: projectHistoryItems(turn.items, budget),
     displayItems: projectHistoryItems(turn.displayItems, budget),
     usage: turn.usage,

@@ -55,6 +55,10 @@ export const EVENT_CATALOGUE = {
   },
   'turn.reverted': { sent: 'a revert (POST /v1/turns/:id/revert) wrote the turn\'s files back', data: Type.Object({ paths: Type.Array(Type.String()) }) },
   'turn.steered': { sent: 'input steered into the turn (CreateTurn with steer) waits for its next model request', data: BoundedText },
+  'turn.result': {
+    sent: "the turn's final answer is valid against its outputSchema; just before the turn is stored",
+    data: Type.Object({ result: Type.Unknown({ description: 'the final answer parsed (a JSON object)' }) }),
+  },
   'turn.activity': { sent: 'a line of progress for the turn (declared; not sent yet)', data: BoundedText },
   'agent.turn.started': { sent: 'the agent loop of the turn starts', data: Nothing },
   'agent.turn.finished': {

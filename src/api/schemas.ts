@@ -132,6 +132,12 @@ export const CreateTurn = Type.Object(
         description: "join the session's active turn (queued, running or waiting): the model gets the input before the turn's next request; with no active turn, an ordinary queued turn",
       }),
     ),
+    outputSchema: Type.Optional(
+      Type.Object({}, {
+        additionalProperties: true,
+        description: 'a JSON Schema (at most 64 KiB of JSON, its root "type": "object") the final answer must satisfy: the turn output and history carry the parsed `result`, the event turn.result announces it; an answer still not valid after two re-asks fails the turn with output_invalid. Not with steer',
+      }),
+    ),
   },
   { title: 'CreateTurn', additionalProperties: false },
 );
@@ -180,6 +186,9 @@ const Changes = Type.Array(FileChange, {
 });
 const ChangesTruncated = Type.Boolean({ description: 'more files changed than listed (over 1,000, or a cwd too large to watch whole)' });
 
+/** CONTRACT.md §22: the final answer parsed, valid against the turn's outputSchema. */
+const StructuredResult = Type.Unknown({ description: "the final answer parsed, valid against the turn's outputSchema; present only on turns that had one" });
+
 export const TurnOutput = Type.Object(
   {
     responseId: Nullable(Type.String()),
@@ -188,6 +197,7 @@ export const TurnOutput = Type.Object(
     completion: TurnCompletion,
     changes: Type.Optional(Changes),
     changesTruncated: Type.Optional(ChangesTruncated),
+    result: Type.Optional(StructuredResult),
   },
   { title: 'TurnOutput' },
 );
@@ -258,6 +268,7 @@ const HistoryTurn = Type.Object({
   }),
   changes: Type.Optional(Changes),
   changesTruncated: Type.Optional(ChangesTruncated),
+  result: Type.Optional(StructuredResult),
   status: Type.Optional(Type.String({ description: 'only on provisional entries for active turns' })),
   projectionTruncated: Type.Optional(Type.Boolean()),
 });

@@ -38,6 +38,7 @@ export const ERROR_STATUS = {
   invalid_repository: 422,
   invalid_decision: 422,
   invalid_attachment: 422,
+  invalid_output_schema: 422,
   event_subscriber_limit: 429,
   tenant_event_subscriber_limit: 429,
   request_header_fields_too_large: 431,

@@ -29,6 +29,8 @@ export interface HistoryEntry {
   providerTelemetry: unknown[];
   /** what the turn's tools changed in the workspace (CONTRACT.md §20); absent on entries no turn's tools wrote */
   changes?: FileChanges;
+  /** the turn's structured result (CONTRACT.md §22); absent on entries of turns without an outputSchema */
+  result?: unknown;
 }
 
 /** An entry before the store gives it its index. */
@@ -53,6 +55,8 @@ export type HistoryEntryEnding =
       /** text of attempts that were retried away */
       discardedText: string[];
       providerTelemetry: unknown[];
+      /** the structured result, when the turn had an outputSchema */
+      result?: unknown;
     }
   | { kind: 'failed'; error: string; partialItems: CanonicalItem[]; discardedText: string[]; providerTelemetry?: unknown[] };
 
@@ -70,6 +74,7 @@ export function buildHistoryEntry(origin: HistoryEntryOrigin, ending: HistoryEnt
       items: ending.items,
       displayItems: [...ending.items, ...discardedAsDisplay(ending.discardedText)],
       providerTelemetry: ending.providerTelemetry,
+      ...('result' in ending ? { result: ending.result } : {}),
     };
   }
   // Partial output is for display only: it never reaches `items`, so never a model again.

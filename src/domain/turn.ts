@@ -10,6 +10,8 @@ export interface TurnOutputRecord {
   /** the turn's change receipt (CONTRACT.md §20); absent on outputs stored before receipts */
   changes?: FileChange[];
   changesTruncated?: boolean;
+  /** the final answer parsed and valid against the turn's outputSchema (CONTRACT.md §22); only with one */
+  result?: unknown;
 }
 
 export interface TurnRecord {
@@ -38,4 +40,6 @@ export interface TurnRecord {
 export interface TurnText {
   input: string;
   userText: string;
+  /** the outputSchema's JSON text (CONTRACT.md §22), stored with the turn so that any instance can run it */
+  outputSchema?: string | null;
 }

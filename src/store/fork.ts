@@ -3,7 +3,7 @@ import { inTransaction, type Db } from './database.ts';
 import { insertSession, writingSessionRows } from './sessions.ts';
 import { type SessionRecord } from '../domain/session.ts';
 
-const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 'error', 'response_id', 'effect', 'items', 'display_items', 'usage', 'provider_telemetry', 'changes'] as const;
+const HISTORY_COLUMNS = ['idx', 'turn_id', 'at', 'user_text', 'assistant_text', 'error', 'response_id', 'effect', 'items', 'display_items', 'usage', 'provider_telemetry', 'changes', 'result'] as const;
 
 /**
  * Creates a forked session and copies the parent's history entries 0..through (inclusive) under

@@ -129,7 +129,7 @@ export async function insertHistoryEntry(db: Db, sessionId: string, entry: Histo
 
 const HISTORY_COLUMNS = {
   session_id: true, idx: true, turn_id: true, at: true, user_text: true, assistant_text: true, error: true,
-  response_id: true, effect: true, items: true, display_items: true, usage: true, provider_telemetry: true, changes: true,
+  response_id: true, effect: true, items: true, display_items: true, usage: true, provider_telemetry: true, changes: true, result: true,
 } as const;
 
 const insertHistoryRow = preparedQuery((db, param: Param<HistoryTurnsTable>) => db.insertInto('history_turns').values(rowParams(param, HISTORY_COLUMNS)));
@@ -215,6 +215,7 @@ function toRow(sessionId: string, entry: HistoryEntry): HistoryTurnsTable {
     usage: entry.usage ? JSON.stringify(entry.usage) : null,
     provider_telemetry: JSON.stringify(entry.providerTelemetry),
     changes: entry.changes ? JSON.stringify(entry.changes) : null,
+    result: 'result' in entry ? JSON.stringify(entry.result) : null,
   };
 }
 
@@ -233,5 +234,6 @@ function fromRow(row: HistoryTurnsTable): HistoryEntry {
     usage: row.usage ? (JSON.parse(row.usage) as UsageCounters) : null,
     providerTelemetry: telemetryList(row.provider_telemetry ? JSON.parse(row.provider_telemetry) : null),
     ...(row.changes ? { changes: JSON.parse(row.changes) as FileChanges } : {}),
+    ...(row.result ? { result: JSON.parse(row.result) as unknown } : {}),
   };
 }

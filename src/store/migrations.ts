@@ -308,6 +308,17 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('turn_revert_contents_hash').on('turn_revert_contents').columns(['hash']).execute();
     },
   },
+  /*
+   * Structured results (CONTRACT.md §22): a turn's outputSchema (its JSON text, null without one),
+   * kept with the turn so that any instance of a cluster can run or resume it, and the parsed
+   * result on the turn's history entry (JSON, null for turns without a schema).
+   */
+  '0013_structured_results': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('turns').addColumn('output_schema', 'text').execute();
+      await db.schema.alterTable('history_turns').addColumn('result', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -58,6 +58,8 @@ export interface TurnsTable {
   cancel_requested_at: string | null;
   /** --cluster: 1 when any instance may start the turn while it is queued (no attachments kept only in memory) */
   movable: Generated<number>;
+  /** the outputSchema's JSON text (CONTRACT.md §22), null without one */
+  output_schema: string | null;
 }
 
 /** --cluster: the human requests of the turns of a cluster, so every instance lists and answers them. */
@@ -125,6 +127,8 @@ export interface HistoryTurnsTable {
   provider_telemetry: string | null;
   /** JSON FileChanges, null when the entry has no receipt */
   changes: string | null;
+  /** JSON of the structured result (CONTRACT.md §22), null when the turn had no outputSchema */
+  result: string | null;
 }
 
 export interface BoundariesTable {

@@ -17,12 +17,12 @@ export function boundTurnText(text: TurnText): Pick<TurnRecord, 'input' | 'userT
 
 /** Inserts a new turn with its whole text; `turn`'s own text fields are not written. */
 export async function insertTurn(db: Db, turn: TurnRecord, text: TurnText): Promise<void> {
-  await insertTurnRow(db, { ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText) });
+  await insertTurnRow(db, { ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText), output_schema: text.outputSchema ?? null });
 }
 
 const TURN_COLUMNS = {
   id: true, boundary_id: true, session_id: true, client_request_id: true, input_digest: true, status: true,
-  created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true, attempt: true,
+  created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true, attempt: true, output_schema: true,
 } as const;
 
 type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at' | 'movable'>;
@@ -58,8 +58,8 @@ export async function listTurns(db: Db, boundaryId: string, sessionId: string | 
 
 /** The whole submitted text of a turn (for running it), or null when there is no such turn. */
 export async function readTurnText(db: Db, id: string): Promise<TurnText | null> {
-  const row = await db.selectFrom('turns').select(['input', 'user_text']).where('id', '=', id).executeTakeFirst();
-  return row ? { input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text) } : null;
+  const row = await db.selectFrom('turns').select(['input', 'user_text', 'output_schema']).where('id', '=', id).executeTakeFirst();
+  return row ? { input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text), outputSchema: row.output_schema } : null;
 }
 
 /*
@@ -92,7 +92,7 @@ export async function updateTurn(db: Db, turn: TurnRecord): Promise<void> {
   if (result.numAffectedRows === 0n) throw new StaleTurnWrite(turn.id, turn.attempt);
 }
 
-const updateTurnRow = preparedQuery((db, param: Param<Omit<InsertedRow, 'input' | 'user_text'>>) =>
+const updateTurnRow = preparedQuery((db, param: Param<Omit<InsertedRow, 'input' | 'user_text' | 'output_schema'>>) =>
   db
     .updateTable('turns')
     .set({
@@ -122,7 +122,7 @@ export async function failInterruptedTurns(db: Db, finishedAt: string, announce?
 }
 
 /** Every column but the text ones, which only insertTurn writes. */
-function toRow(turn: TurnRecord): Omit<InsertedRow, 'input' | 'user_text'> {
+function toRow(turn: TurnRecord): Omit<InsertedRow, 'input' | 'user_text' | 'output_schema'> {
   return {
     id: turn.id,
     boundary_id: turn.boundaryId,
@@ -140,7 +140,7 @@ function toRow(turn: TurnRecord): Omit<InsertedRow, 'input' | 'user_text'> {
 }
 
 /** A row whose text columns hold heads (see selectTurns). */
-function fromRow(row: InsertedRow): TurnRecord {
+function fromRow(row: Omit<InsertedRow, 'output_schema'>): TurnRecord {
   const { input, userText, inputTruncated } = boundTurnText({ input: decodeStoredText(row.input), userText: decodeStoredText(row.user_text) });
   return {
     id: row.id,

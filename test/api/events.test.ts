@@ -24,6 +24,8 @@ const SPECIFIED = [
   'turn.resumed',
   // CONTRACT.md §20
   'turn.reverted',
+  // CONTRACT.md §22
+  'turn.result',
 ];
 
 async function openApi() {

@@ -35,6 +35,11 @@ export interface ModelRequest {
   tools: ToolSpec[];
   effort: Effort | null;
   maxOutputTokens?: number;
+  /**
+   * A turn's output schema (CONTRACT.md §22), sent in the dialect's native structured-output field
+   * (Responses `text.format`, Chat Completions `response_format`, Anthropic `output_config.format`).
+   */
+  outputFormat?: { name: string; schema: Record<string, unknown> };
 }
 
 export interface Completion {

@@ -33,6 +33,8 @@ export interface ChatSetup {
   describe: string;
   /** colours, Markdown, the status line and the picker (a terminal without NO_COLOR) */
   rich: boolean;
+  /** --output-schema: given to every turn; its result is printed as one line of JSON */
+  outputSchema?: Record<string, unknown> | null;
 }
 
 interface ActiveTurn {
@@ -195,7 +197,8 @@ export class Chat {
     this.status.input(this.lines.line ?? '', this.queue.length);
     this.sessionsWithTurns.add(session.id);
     try {
-      const turn = await this.client.submitTurn(session.id, input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
+      const outputSchema = this.setup.outputSchema;
+      const turn = await this.client.submitTurn(session.id, outputSchema ? { input, outputSchema } : input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
       active.id = turn.id;
     } catch (error) {
       this.active = null;
@@ -309,7 +312,11 @@ export class Chat {
         return this.status.setState('queued');
       case 'turn.started':
         return this.status.setState('waiting for the model');
+      case 'turn.result':
+        return this.output.line(JSON.stringify(item.data.result));
       case 'response.text.delta':
+        // piped with a schema, the result line is the answer: a script reads exactly one JSON line
+        if (this.setup.outputSchema && !this.setup.rich) return;
         this.status.setState('answering');
         this.status.streamed(item.data.text.length);
         return this.output.answerDelta(item.data.text);

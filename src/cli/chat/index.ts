@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { relative, resolve, isAbsolute } from 'node:path';
 import { UsageError } from '../../config/flags.ts';
 import { Chat, type ChatTerminal } from './chat.ts';
@@ -17,6 +17,7 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
       return 0;
     }
     const chatDirectory = directoryOf(options.cwd, cwd);
+    const outputSchema = options.outputSchema === null ? null : readOutputSchema(resolve(cwd, options.outputSchema));
     connection = await connect(options, env, cwd, chatDirectory);
     if (connection.workspaceRoots && !connection.workspaceRoots.some((root) => isWithin(chatDirectory, root))) {
       throw new UsageError(`${chatDirectory} is outside the server's workspace roots (${connection.workspaceRoots.join(', ')}): start chat in a directory under one, or pass --cwd DIR`);
@@ -25,7 +26,7 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
     const provisional = await preflight({ client, url: options.url, tokenGiven: connection.tokenGiven, model: options.model, cwd: chatDirectory, cwdChecked: connection.workspaceRoots !== null, resuming: options.sessionId !== null });
     const session = options.sessionId ? await findSession(client, options.sessionId) : provisional;
     const rich = Boolean(terminal.output.isTTY) && !env.NO_COLOR;
-    const chat = new Chat(client, { session, cwd: chatDirectory, model: options.model, describe: connection.describe, rich }, terminal);
+    const chat = new Chat(client, { session, cwd: chatDirectory, model: options.model, describe: connection.describe, rich, outputSchema }, terminal);
     const onSignal = () => chat.interrupt();
     process.on('SIGINT', onSignal);
     // an input that ends at once ends the chat while it is still starting
@@ -40,6 +41,21 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
     return error instanceof UsageError ? 2 : 1;
   } finally {
     await connection?.close();
+  }
+}
+
+/** --output-schema FILE: its JSON (the server checks it is a schema it can use, at the first turn). */
+function readOutputSchema(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new UsageError(`--output-schema: cannot read ${file}`);
+  }
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new UsageError(`--output-schema: ${file} is not JSON (${(error as Error).message})`);
   }
 }
 

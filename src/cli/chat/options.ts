@@ -13,6 +13,8 @@ Options:
                      workspace roots (started here: the workspace root, unless --workspace-root)
   --session ID       resume this session (or the one whose id starts so) instead of a new one
   --model ID         model of a new session
+  --output-schema FILE  a JSON Schema every turn's answer must satisfy (CONTRACT.md §22): the
+                     turn's result is printed as one line of JSON (piped: instead of the answer)
   --help             show this help
 
 In the chat: /sessions, /resume [ID or prefix] (a picker on a terminal), /model [ID], /compact,
@@ -26,15 +28,17 @@ export interface ChatOptions {
   sessionId: string | null;
   model: string | null;
   cwd: string | null;
+  /** --output-schema: the file of a JSON Schema each turn's answer must satisfy */
+  outputSchema: string | null;
   /** everything else: `agentd serve` options for the embedded server */
   serveArgs: string[];
   help: boolean;
 }
 
-const OWN_VALUE_FLAGS: Record<string, keyof ChatOptions> = { '--url': 'url', '--session': 'sessionId', '--model': 'model', '--cwd': 'cwd' };
+const OWN_VALUE_FLAGS: Record<string, keyof ChatOptions> = { '--url': 'url', '--session': 'sessionId', '--model': 'model', '--cwd': 'cwd', '--output-schema': 'outputSchema' };
 
 export function parseChatOptions(argv: readonly string[]): ChatOptions {
-  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, cwd: null, serveArgs: [], help: false };
+  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, cwd: null, outputSchema: null, serveArgs: [], help: false };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = splitInline(argv[index]);
     const valueOf = () => {

@@ -117,6 +117,8 @@ export type CreateTurn = {
   }[];
   /** join the session's active turn (queued, running or waiting): the model gets the input before the turn's next request; with no active turn, an ordinary queued turn */
   steer?: boolean;
+  /** a JSON Schema (at most 64 KiB of JSON, its root "type": "object") the final answer must satisfy: the turn output and history carry the parsed `result`, the event turn.result announces it; an answer still not valid after two re-asks fails the turn with output_invalid. Not with steer */
+  outputSchema?: Record<string, unknown>;
 };
 
 export type Turn = {
@@ -161,6 +163,8 @@ export type TurnOutput = {
   }>;
   /** more files changed than listed (over 1,000, or a cwd too large to watch whole) */
   changesTruncated?: boolean;
+  /** the final answer parsed, valid against the turn's outputSchema; present only on turns that had one */
+  result?: unknown;
 };
 
 export type TurnCompletion = {
@@ -241,6 +245,8 @@ export type HistoryPage = {
       }>;
       /** more files changed than listed (over 1,000, or a cwd too large to watch whole) */
       changesTruncated?: boolean;
+      /** the final answer parsed, valid against the turn's outputSchema; present only on turns that had one */
+      result?: unknown;
       /** only on provisional entries for active turns */
       status?: string;
       projectionTruncated?: boolean;
@@ -334,6 +340,17 @@ export type EventEnvelope = {
     text: string;
     /** the text was cut at 16,383 characters and ends with … */
     truncated: boolean;
+  };
+} | {
+  id: number;
+  type: "turn.result";
+  turnId: string | null;
+  sessionId: string | null;
+  /** UTC, ISO-8601 with milliseconds */
+  at: string;
+  data: {
+    /** the final answer parsed (a JSON object) */
+    result: unknown;
   };
 } | {
   id: number;

@@ -7,6 +7,7 @@ import { TurnAgents } from './turn-agents.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
 import { TurnSteering } from './steering.ts';
 import { isContextCommand } from '../context/context-command.ts';
+import type { OutputSchema } from '../../agent/structured-output.ts';
 
 /** A turn between its reservation and its terminal state, as this process holds it. */
 export interface ActiveTurn {
@@ -15,6 +16,8 @@ export interface ActiveTurn {
   /** as read at admission (--cluster: under the session's lock, store/turn-leases.ts insertLeasedTurn) */
   session: SessionRecord;
   readonly attachments: DecodedAttachments;
+  /** the turn's outputSchema, compiled (CONTRACT.md §22); null without one */
+  readonly outputSchema: OutputSchema | null;
   readonly abort: AbortController;
   /** the turn's child agents (spawn_agent) */
   readonly agents: TurnAgents;
@@ -42,11 +45,11 @@ export class ActiveTurns {
   constructor(private readonly reserved: (turn: ActiveTurn) => void = () => {}) {}
 
   /** Holds a new turn; the caller has checked that its session is idle. */
-  reserve(record: TurnRecord, session: SessionRecord, attachments: DecodedAttachments): ActiveTurn {
+  reserve(record: TurnRecord, session: SessionRecord, attachments: DecodedAttachments, outputSchema: OutputSchema | null = null): ActiveTurn {
     let markFinished!: () => void;
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
     const steering = new TurnSteering(!isContextCommand(record.input, attachments));
-    const turn: ActiveTurn = { record, session, attachments, abort: new AbortController(), agents: new TurnAgents(), steering, finished };
+    const turn: ActiveTurn = { record, session, attachments, outputSchema, abort: new AbortController(), agents: new TurnAgents(), steering, finished };
     this.finishers.set(turn, markFinished);
     this.bySession.set(session.id, turn);
     this.byId.set(record.id, turn);

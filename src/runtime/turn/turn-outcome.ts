@@ -8,6 +8,7 @@ import { ProviderError, type CanonicalItem, type Usage } from '../../agent/provi
 import type { CatalogModel } from '../../config/models-file.ts';
 import type { TurnOutputRecord, TurnText } from '../../domain/turn.ts';
 import { SetupFailed } from '../session/setup.ts';
+import { OutputInvalid } from '../../agent/structured-output.ts';
 
 /** Thrown into a turn's abort signal by a cancel, so the end of the turn reads as `cancelled`. */
 export class TurnCancelled extends Error {
@@ -43,6 +44,7 @@ export function failureKind(error: string): string {
 export function describeFailure(cause: unknown): string {
   if (cause instanceof SetupFailed) return `setup_failed: ${cause.message}`;
   if (cause instanceof ProviderError) return `provider_error: ${cause.message}`;
+  if (cause instanceof OutputInvalid) return `output_invalid: ${cause.message}`;
   if (cause instanceof Error) return `internal_error: ${cause.message}`;
   return 'internal_error';
 }
@@ -108,6 +110,7 @@ export function endingOf(outcome: TurnOutcome, turnId: string, text: TurnText, a
       items: result.items,
       discardedText: result.discardedText,
       providerTelemetry: telemetryEntries(outcome.model, [mainRun, ...children]),
+      ...('result' in result ? { result: result.result } : {}),
     },
   );
   return { transition: { kind: 'complete', at, output: turnOutput(result) }, history, spending: spendingOf(outcome.model, [mainRun, ...children], result.lastRequestUsage) };
@@ -121,6 +124,7 @@ function turnOutput(result: AgentLoopResult): TurnOutputRecord {
     assistantText: text?.text ?? null,
     assistantTextTruncated: text?.truncated ?? false,
     completion: { ...result.completion, reasoningTokens: result.usage?.reasoningTokens ?? null },
+    ...('result' in result ? { result: result.result } : {}),
   };
 }
 

@@ -14,7 +14,8 @@ import type { ResumePlan, TurnRunner } from './turn-runner.ts';
 import { TurnLeaseLost, type LeaseHolder, type TurnLeases } from './turn-leases.ts';
 import type { RequestBroker } from './requests.ts';
 import type { TakenTurn } from '../../store/turn-leases.ts';
-import { findTurn } from '../../store/turns.ts';
+import { findTurn, readTurnText } from '../../store/turns.ts';
+import { compileOutputSchema } from '../../agent/structured-output.ts';
 import { findSession } from '../../store/sessions.ts';
 import { readTurnSteps } from '../../store/turn-steps.ts';
 import { newestOpenRequest, withdrawHumanRequestsBut } from '../../store/human-requests.ts';
@@ -70,7 +71,9 @@ export class TurnResumption {
       return null;
     }
     if (adopted) requests.adopt(adopted.request, adopted.answer);
-    const turn = active.reserve(record, session, NO_ATTACHMENTS);
+    const outputSchema = (await readTurnText(db, record.id))?.outputSchema;
+    // accepted at admission, so it compiles again
+    const turn = active.reserve(record, session, NO_ATTACHMENTS, outputSchema ? await compileOutputSchema(JSON.parse(outputSchema)) : null);
     leases.hold(record.id, record.attempt, leaseHolderOf(turn, runner));
     logger.warn({ turnId: record.id, attempt: record.attempt, steps: steps.length, interrupted: interrupted.size }, 'resuming a turn taken over');
     return { turn, plan: { steps, interrupted } };

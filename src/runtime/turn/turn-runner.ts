@@ -348,6 +348,7 @@ export class TurnRunner {
           persist: this.deps.leases ? this.journal(turn, resume?.steps.length ?? 0) : undefined,
           steering: turn.steering,
           beforeRequest,
+          outputSchema: turn.outputSchema ?? undefined,
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {
@@ -468,6 +469,7 @@ export class TurnRunner {
     let step = applyTurnTransition(turn.record, ending.transition);
     if (outcome.kind === 'completed' && step.record.output) {
       hub.emit('agent.turn.finished', session.id, step.record.id, agentFinishedPayload(outcome.result, step.record.output));
+      if ('result' in step.record.output) hub.emit('turn.result', session.id, step.record.id, { result: step.record.output.result });
     }
     const derivedTitle = !session.titleIsManual && session.title === UNTITLED ? deriveTitle(text.input) : null;
     await this.rowWritten(turn);

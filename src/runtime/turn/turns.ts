@@ -19,6 +19,8 @@ import type { EventHub } from '../event-hub.ts';
 import { SteerReceipts } from './steer-receipts.ts';
 import type { ClusterSteers } from './cluster-steers.ts';
 import type { StoredSteer } from '../../store/turn-steers.ts';
+import { compileOutputSchema, OutputSchemaRefused, type OutputSchema } from '../../agent/structured-output.ts';
+import { createHash } from 'node:crypto';
 
 /**
  * Turn admission, idempotency, lookup and cancel (CONTRACT.md §5). Once a turn's `queued` row is
@@ -69,7 +71,7 @@ export class TurnService {
    */
   async submit(rawSessionId: string, body: CreateTurnBody, traceParent?: TraceParent): Promise<TurnAdmission> {
     const session = await this.sessions.get(rawSessionId);
-    const digest = inputDigest(body.input, body.images, body.files);
+    const digest = withOutputSchema(inputDigest(body.input, body.images, body.files), body.outputSchema);
     const clientRequestId = body.clientRequestId?.toLowerCase();
     if (clientRequestId) {
       const known = this.admittedInMemory(session.id, clientRequestId);
@@ -84,6 +86,8 @@ export class TurnService {
     }
     if (body.input.trim() === '' && !(body.images?.length)) throw new ApiError('empty_input', 'input is blank and there is no image');
     if (body.steer && body.files?.length) throw new ApiError('invalid_attachment', 'a steer carries no files: attach them to a turn of their own', { entry: 'files[0]' });
+    if (body.steer && body.outputSchema) throw new ApiError('invalid_output_schema', 'a steer carries no outputSchema: give it to a turn of its own');
+    const outputSchema = body.outputSchema === undefined ? null : await admitOutputSchema(body.outputSchema);
     const attachments = decodeAttachments(body.images, body.files);
     if (body.steer) {
       const steered = await this.steer(session.id, body.input, attachments, digest, clientRequestId);
@@ -98,7 +102,7 @@ export class TurnService {
     if (this.active.isBusy(session.id)) throw new ApiError('session_busy', 'the session has an active turn');
     if (this.reverts?.isReverting(session.id)) throw new ApiError('session_busy', 'a turn of the session is being reverted');
     const id = uuidv7();
-    const text = { input: body.input, userText: body.input };
+    const text = { input: body.input, userText: body.input, outputSchema: outputSchema?.json ?? null };
     const record: TurnRecord = {
       id,
       boundaryId: this.boundary.id,
@@ -115,7 +119,7 @@ export class TurnService {
       output: null,
       attempt: 1,
     };
-    const turn = this.active.reserve(record, session, attachments);
+    const turn = this.active.reserve(record, session, attachments, outputSchema);
     let clusterQueueFull = false;
     try {
       if (this.leases) {
@@ -249,6 +253,22 @@ export class TurnService {
     const turn = 'turn' in known ? (this.active.recordOf(known.turn.id) ?? { ...known.turn }) : await this.get(known.turnId);
     return { turn, delivery: known.delivery };
   }
+}
+
+/** The schema of a CreateTurn checked and compiled, or 422 `invalid_output_schema` saying why not (CONTRACT.md §22). */
+async function admitOutputSchema(schema: unknown): Promise<OutputSchema> {
+  try {
+    return await compileOutputSchema(schema);
+  } catch (error) {
+    if (error instanceof OutputSchemaRefused) throw new ApiError('invalid_output_schema', error.message);
+    throw error;
+  }
+}
+
+/** The idempotency digest covers the outputSchema: the same clientRequestId with another schema is another request. */
+function withOutputSchema(digest: string, schema: unknown): string {
+  if (schema === undefined) return digest;
+  return createHash('sha256').update(digest).update('\0outputSchema\0').update(JSON.stringify(schema)).digest('hex');
 }
 
 /** How CreateTurn admitted the input: a turn of its own, or steered into the active one. */

@@ -63,6 +63,8 @@ export function buildAnthropicRequest(request: ModelRequest): Anthropic.MessageC
   const params: Anthropic.MessageCreateParamsStreaming = { model: request.transportModel, max_tokens: maxTokens, messages, stream: true };
   if (request.instructions !== '') params.system = [{ type: 'text', text: request.instructions, cache_control: { type: 'ephemeral' } }];
   if (tools.length > 0) params.tools = tools;
+  // the SDK's native structured output (output_config.format), not the older forced-tool pattern
+  if (request.outputFormat) params.output_config = { format: { type: 'json_schema', schema: request.outputFormat.schema } };
   if (budget >= MIN_THINKING_BUDGET) params.thinking = { type: 'enabled', budget_tokens: budget };
   return params;
 }

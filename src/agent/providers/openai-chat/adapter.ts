@@ -40,6 +40,7 @@ export function buildChatRequest(request: ModelRequest, provider: string): OpenA
     stream_options: { include_usage: true },
   };
   if (request.tools.length > 0) params.tools = chatTools(request.tools);
+  if (request.outputFormat) params.response_format = { type: 'json_schema', json_schema: { name: request.outputFormat.name, schema: request.outputFormat.schema, strict: false } };
   // Compatible servers know low/medium/high only; stronger efforts ask for the most they have.
   if (request.effort === 'low' || request.effort === 'medium' || request.effort === 'high') params.reasoning_effort = request.effort;
   if (request.effort === 'xhigh' || request.effort === 'max') params.reasoning_effort = 'high';

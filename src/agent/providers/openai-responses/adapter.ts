@@ -108,6 +108,8 @@ export function buildResponsesRequest(request: ModelRequest): ResponseCreatePara
   if (request.instructions !== '') body.instructions = request.instructions;
   if (request.tools.length > 0) body.tools = request.tools.map(toResponsesTool);
   if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens;
+  // not strict: strict mode takes only a subset of JSON Schema, and agentd validates the answer itself
+  if (request.outputFormat) body.text = { format: { type: 'json_schema', name: request.outputFormat.name, schema: request.outputFormat.schema, strict: false } };
   // A null effort marks a model without reasoning; such models reject the encrypted-reasoning include.
   if (request.effort !== null) body.include = ['reasoning.encrypted_content'];
   const effort = toReasoningEffort(request.effort);
