@@ -70,4 +70,38 @@ export const GUARDS = {
       'test/domain/projection-adversarial.test.ts',
     ],
   },
+  // The guards added by issues 34 to 38, and the URL reading of issue 39 (docs/RELIABILITY.md §9).
+  'turn-budget': {
+    timeoutMS: 15_000,
+    modules: ['src/runtime/turn/turn-budget.ts'],
+    tests: ['test/runtime/turn/turn-budget.test.ts', 'test/e2e/session-budget.test.ts'],
+  },
+  'server-files-guard': {
+    timeoutMS: 15_000,
+    modules: ['src/exec/server-files-guard.ts', 'src/sandbox/hidden-paths.ts'],
+    tests: ['test/exec/server-files-guard.test.ts', 'test/exec/executor.test.ts'],
+  },
+  'revert-files': {
+    modules: ['src/workspace/revert-files.ts'],
+    tests: ['test/workspace/revert-files.test.ts', 'test/e2e/turn-revert.test.ts'],
+  },
+  'webhook-destination': {
+    timeoutMS: 15_000,
+    modules: ['src/workspace/webhook-destination.ts'],
+    tests: ['test/config/webhooks.test.ts', 'test/runtime/webhooks/webhook-sender.test.ts'],
+  },
+  'permission-rules': {
+    timeoutMS: 15_000,
+    modules: ['src/agent/policy/permission-rules.ts'],
+    tests: ['test/agent/policy/permission-rules.test.ts', 'test/config/permissions-file.test.ts'],
+  },
+  'project-instructions': {
+    modules: ['src/runtime/context/project-instructions.ts'],
+    tests: ['test/e2e/project-instructions.test.ts'],
+  },
+  'url-reading': {
+    timeoutMS: 15_000,
+    modules: ['src/workspace/url-reading.ts'],
+    tests: ['test/workspace/url-reading.test.ts', 'test/config/webhooks.test.ts', 'test/e2e/repository-urls.test.ts'],
+  },
 };

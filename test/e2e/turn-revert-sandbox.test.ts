@@ -7,7 +7,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitForTurn } from '../support/server.ts';
 import { useFakeServer, type FakeServerHarness } from '../support/harness.ts';
@@ -49,12 +49,17 @@ describe('revert of a sandboxed turn (shipped runner)', () => {
     assert.throws(() => statSync(join(cwd, 'made.txt')));
 
     const edit = await turnOf(harness, session.id, [shell('call_dir', 'echo after > dir/f.txt')]);
-    await turnOf(harness, session.id, [shell('call_swap', 'mkdir -p /tmp/twin && echo after > /tmp/twin/f.txt && rm -r dir && ln -s /tmp/twin dir')]);
+    // The directory itself moves out of the session directory (to /workspace/twin, which the guest
+    // keeps between commands, unlike its /tmp) and a link takes its place: the file the link leads
+    // to is the turn's after-version still, so only not following the link keeps the revert off it.
+    await turnOf(harness, session.id, [shell('call_swap', 'mv dir ../twin && ln -s ../twin dir')]);
     const refused = await server.request('POST', `/v1/turns/${edit}/revert`);
-    assert.equal(refused.status, 409);
+    assert.equal(refused.status, 409, JSON.stringify(refused.json));
     assert.equal(refused.json.error.code, 'revert_conflict');
     assert.deepEqual(refused.json.error.details.paths, ['dir/f.txt']);
     assert.ok(lstatSync(join(cwd, 'dir')).isSymbolicLink());
+    assert.equal(readFileSync(join(server.workspace, 'twin', 'f.txt'), 'utf8'), 'after\n', 'the link\'s target exists, and nothing was written through the link');
+    assert.deepEqual(readdirSync(join(server.workspace, 'twin')), ['f.txt']);
   });
 });
 
