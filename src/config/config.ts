@@ -26,6 +26,8 @@ export interface Limits {
   revertHistory: number;
   /** --max-watches-per-tenant: host inotify watches one boundary's change receipts may hold */
   maxWatchesPerTenant: number;
+  /** --revert-bytes-per-tenant: the bytes of revert content one boundary keeps at most */
+  revertBytesPerTenant: number;
 }
 
 export interface SandboxQuota {
@@ -125,6 +127,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     modelStallTimeoutMs: integerFlag(flags, 'model-stall-timeout') * 1000,
     revertHistory: integerFlag(flags, 'revert-history'),
     maxWatchesPerTenant: integerFlag(flags, 'max-watches-per-tenant'),
+    revertBytesPerTenant: sizeFlag(flags, 'revert-bytes-per-tenant'),
   };
   limits.maxConcurrentTurnsPerTenant = perTenantFlag(flags, 'max-concurrent-turns-per-tenant', limits.maxConcurrentTurns, 'max-concurrent-turns');
   limits.maxQueuedTurnsPerTenant = perTenantFlag(flags, 'max-queued-turns-per-tenant', limits.maxQueuedTurns, 'max-queued-turns');

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { PostgresAdapter, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /** Versioned migrations, applied at start-up. Append only: never edit a released migration. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -317,6 +317,32 @@ const MIGRATIONS: Record<string, Migration> = {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('turns').addColumn('output_schema', 'text').execute();
       await db.schema.alterTable('history_turns').addColumn('result', 'text').execute();
+    },
+  },
+  /*
+   * Revert content as bytes (CONTRACT.md §21): the before-bytes of 0009 move from base64 text to a
+   * binary column (bytea, or a SQLite blob) with their length beside them, which the per-tenant
+   * bound (--revert-bytes-per-tenant) sums. Rows are copied in batches, decoded once here.
+   */
+  '0014_revert_content_bytes': {
+    async up(db: Kysely<any>) {
+      const binary = db.getExecutor().adapter instanceof PostgresAdapter ? 'bytea' : 'blob';
+      await db.schema
+        .createTable('revert_content_bytes')
+        .addColumn('hash', 'text', (column) => column.primaryKey())
+        .addColumn('size', 'bigint', (column) => column.notNull())
+        .addColumn('content', binary, (column) => column.notNull())
+        .execute();
+      let after = '';
+      for (;;) {
+        const rows: { hash: string; content: string }[] = await db.selectFrom('revert_contents').select(['hash', 'content']).where('hash', '>', after).orderBy('hash').limit(100).execute();
+        if (rows.length === 0) break;
+        const values = rows.map((row) => ({ hash: row.hash, content: Buffer.from(row.content, 'base64') }));
+        await db.insertInto('revert_content_bytes').values(values.map(({ hash, content }) => ({ hash, size: content.length, content }))).execute();
+        after = rows.at(-1)!.hash;
+      }
+      await db.schema.dropTable('revert_contents').execute();
+      await db.schema.alterTable('revert_content_bytes').renameTo('revert_contents').execute();
     },
   },
 };

@@ -185,8 +185,10 @@ export interface TurnRevertsTable {
 
 export interface RevertContentsTable {
   hash: string;
-  /** base64 */
-  content: string;
+  /** the content's length in bytes (bigint: a string from PostgreSQL) */
+  size: number | string;
+  /** the bytes themselves (migration 0014) */
+  content: Uint8Array;
 }
 
 export interface TurnRevertContentsTable {

@@ -3,7 +3,10 @@
  * entries and status, and the before-bytes once per hash, shared by every turn that needs them.
  * Only turns that ran a writing call have a row, and only the latest `keep` of them per session
  * (--revert-history); older ones and the bytes no kept turn needs any more are deleted as each new
- * row is stored.
+ * row is stored. The bytes are stored as bytes (migration 0014), and the boundary's (tenant's) kept
+ * bytes are bounded (--revert-bytes-per-tenant, CONTRACT.md §21): past the bound the oldest
+ * turns' bytes are dropped first, in the transaction that stored the new ones, and those turns are
+ * unavailable from then on.
  */
 import { inTransaction, type Db } from './database.ts';
 import type { RevertEntry, TurnRevertPlan } from '../domain/turn-revert.ts';
@@ -19,8 +22,20 @@ export interface TurnRevertKey {
   createdAt: string;
 }
 
-/** Stores a finished turn's revert, then lets go of the session's turns beyond the latest `keep`; one transaction. */
-export async function storeTurnRevert(db: Db, key: TurnRevertKey, plan: TurnRevertPlan, keep: number): Promise<void> {
+/** How much revert content one boundary keeps: what --revert-history and --revert-bytes-per-tenant allow. */
+export interface RevertBounds {
+  /** the latest turns of a session that keep their revert */
+  turnsPerSession: number;
+  /** the boundary's kept bytes at most */
+  bytes: number;
+}
+
+/**
+ * Stores a finished turn's revert, then lets go of the session's turns beyond the latest
+ * `turnsPerSession` and of the boundary's oldest turns' bytes beyond `bytes`; one transaction.
+ */
+export async function storeTurnRevert(db: Db, key: TurnRevertKey, plan: TurnRevertPlan, bounds: RevertBounds): Promise<void> {
+  const keep = bounds.turnsPerSession;
   await db.transaction().execute(async (trx) => {
     const entries = plan.available ? plan.entries : [];
     await trx
@@ -29,7 +44,7 @@ export async function storeTurnRevert(db: Db, key: TurnRevertKey, plan: TurnReve
       .execute();
     if (plan.available) {
       for (const [hash, content] of plan.contents) {
-        await trx.insertInto('revert_contents').values({ hash, content: content.toString('base64') }).onConflict((conflict) => conflict.column('hash').doNothing()).execute();
+        await trx.insertInto('revert_contents').values({ hash, size: content.length, content }).onConflict((conflict) => conflict.column('hash').doNothing()).execute();
         await trx.insertInto('turn_revert_contents').values({ turn_id: key.turnId, hash }).execute();
       }
     }
@@ -43,7 +58,40 @@ export async function storeTurnRevert(db: Db, key: TurnRevertKey, plan: TurnReve
       .limit(1_000_000)
       .execute();
     await forgetTurns(trx, older.map((row) => row.turn_id));
+    await dropOldestBeyond(trx, key.boundaryId, bounds.bytes);
   });
+}
+
+/** The bytes a boundary's kept turns hold: each content once, however many turns share it. */
+export async function revertBytesKept(db: Db, boundaryId: string): Promise<number> {
+  const usedByBoundary = db
+    .selectFrom('turn_revert_contents')
+    .innerJoin('turn_reverts', 'turn_reverts.turn_id', 'turn_revert_contents.turn_id')
+    .select('turn_revert_contents.hash')
+    .where('turn_reverts.boundary_id', '=', boundaryId);
+  const row = await db.selectFrom('revert_contents').select((eb) => eb.fn.sum<number | string | null>('size').as('total')).where('hash', 'in', usedByBoundary).executeTakeFirst();
+  return Number(row?.total ?? 0);
+}
+
+/** Past `maxBytes`, the boundary's oldest available turns give up their bytes (and become unavailable) until the rest fits. */
+async function dropOldestBeyond(db: Db, boundaryId: string, maxBytes: number): Promise<void> {
+  let kept = await revertBytesKept(db, boundaryId);
+  if (kept <= maxBytes) return;
+  const oldestFirst = await db
+    .selectFrom('turn_reverts')
+    .select('turn_id')
+    .where('boundary_id', '=', boundaryId)
+    .where('status', '=', 'available')
+    .orderBy('created_at', 'asc')
+    .orderBy('turn_id', 'asc')
+    .execute();
+  const reason = `its earlier file contents were dropped to keep the tenant's revert content within --revert-bytes-per-tenant (${maxBytes} bytes); the oldest turns give theirs up first`;
+  for (const { turn_id: turnId } of oldestFirst) {
+    if (kept <= maxBytes) return;
+    await dropContentsOf(db, [turnId]);
+    await db.updateTable('turn_reverts').set({ status: 'unavailable', reason, entries: '[]' }).where('turn_id', '=', turnId).execute();
+    kept = await revertBytesKept(db, boundaryId);
+  }
 }
 
 export async function findTurnRevert(db: Db, boundaryId: string, turnId: string): Promise<StoredRevert | null> {
@@ -72,7 +120,7 @@ export async function readRevertContents(db: Db, turnId: string): Promise<Map<st
     .select(['revert_contents.hash', 'revert_contents.content'])
     .where('turn_revert_contents.turn_id', '=', turnId)
     .execute();
-  return new Map(rows.map((row) => [row.hash, Buffer.from(row.content, 'base64')]));
+  return new Map(rows.map((row) => [row.hash, Buffer.from(row.content)]));
 }
 
 /** Marks a kept turn reverted; false when another revert did first. Its bytes are no longer needed. */

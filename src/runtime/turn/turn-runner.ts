@@ -510,7 +510,7 @@ export class TurnRunner {
     const keep = boundary.limits.revertHistory;
     if (!turn.receipt?.watchedAnyCall || keep === 0) return;
     const key = { boundaryId: boundary.id, sessionId: turn.session.id, turnId: turn.record.id, createdAt: turn.record.createdAt };
-    await storeTurnRevert(boundary.db, key, turn.receipt.revertPlan(), keep).catch((error: unknown) => {
+    await storeTurnRevert(boundary.db, key, turn.receipt.revertPlan(), { turnsPerSession: keep, bytes: boundary.limits.revertBytesPerTenant }).catch((error: unknown) => {
       logger.warn({ err: error, turnId: turn.record.id }, 'could not keep what reverting the turn takes');
     });
   }
