@@ -15,6 +15,7 @@ import { openBoundaryRuntime, turnToolsFactory } from './runtime/open-boundary.t
 import { Scheduler } from './runtime/turn/scheduler.ts';
 import { AdapterCache } from './runtime/adapters.ts';
 import { SubscriberLimits } from './http/events-route.ts';
+import { TurnWaits } from './http/turn-waits.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { endOrphanedSandboxes } from './sandbox/orphan-sweep.ts';
@@ -177,6 +178,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   const models = catalog.models.map(toModelDto);
   const subscribers = new SubscriberLimits(config.limits.maxEventSubscribers, config.tenants ? config.limits.maxEventSubscribersPerTenant : null);
   telemetry.metrics.observeEventSubscribers(() => subscribers.count);
+  // ?wait= requests of GET /v1/turns/:id/result, capped per boundary like the event streams
+  const turnWaits = new TurnWaits(config.tenants ? config.limits.maxEventSubscribersPerTenant : config.limits.maxEventSubscribers);
   const contract = await loadContract();
   let stopping = false;
   const app = buildApp({
@@ -196,6 +199,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       openApiDocument: buildOpenApiDocument(VERSION, contract),
       models: () => models,
       subscriberLimits: subscribers,
+      turnWaits,
       keepAliveMs: tuning.keepAliveMs,
     }),
   });
@@ -228,6 +232,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       await closeRuntimes();
       // Live SSE streams never end on their own; the final turn events went out above.
       subscribers.endAll();
+      turnWaits.endAll();
       // A request still in flight now (a client that never finishes its body) gets a short grace.
       const grace = setTimeout(() => app.server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
       await closingApp;

@@ -4,7 +4,7 @@ import type { ParameterSet } from './parameters.ts';
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid request', 401: 'missing or wrong bearer token', 403: 'origin, host or workspace refused',
   404: 'not found', 409: 'conflict with the current state', 413: 'request body too large',
-  415: 'unsupported media type', 422: 'semantically invalid request', 429: 'subscriber limit reached',
+  415: 'unsupported media type', 422: 'semantically invalid request', 429: 'subscriber or wait limit reached',
   414: 'request URL too long', 431: 'request headers too large',
   500: 'internal error', 503: 'unavailable or stopping (Retry-After)',
 };
@@ -80,5 +80,7 @@ function toJsonSchema(named: Record<string, unknown>, schema: unknown, ownName?:
 /** The OpenAPI parameters of a query or header set, in declaration order. */
 function describeParameters(set: ParameterSet | undefined, location: 'query' | 'header'): Record<string, unknown>[] {
   const properties = (set?.schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-  return Object.entries(properties).map(([name, { description, ...schema }]) => ({ name, in: location, required: false, description, schema }));
+  return Object.entries(properties).map(([name, { description, ...schema }]) => ({
+    name, in: location, required: false, description, ...(set?.extensions?.includes(name) ? { 'x-agentd-extension': true } : {}), schema,
+  }));
 }

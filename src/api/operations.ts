@@ -60,7 +60,7 @@ export const OPERATIONS: Operation[] = [
     success: { status: 200, schema: DataOf(S.Turn), description: 'turns' }, errors: [400],
   },
   { operationId: 'getTurn', method: 'GET', url: '/v1/turns/:id', summary: 'One turn', success: { status: 200, schema: S.Turn, description: 'the turn' }, errors: [404] },
-  { operationId: 'getTurnResult', method: 'GET', url: '/v1/turns/:id/result', summary: 'A terminal turn with its output', success: { status: 200, schema: S.TurnResult, description: 'the result' }, errors: [404, 409] },
+  { operationId: 'getTurnResult', method: 'GET', url: '/v1/turns/:id/result', summary: 'A terminal turn with its output (?wait=SECONDS holds the request until it ends)', query: P.TurnResultQuery, success: { status: 200, schema: S.TurnResult, description: 'the result' }, errors: [400, 404, 409, 429] },
   { operationId: 'cancelTurn', method: 'POST', url: '/v1/turns/:id/cancel', summary: 'Cancel queued, running or waiting work', success: { status: 200, schema: S.Turn, description: 'the final record (unchanged if already terminal)' }, errors: [404] },
   {
     operationId: 'revertTurn', method: 'POST', url: '/v1/turns/:id/revert', summary: 'Restore the files a turn changed to their content before it, if none changed since (no body)', extension: true,

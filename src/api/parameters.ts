@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TOptional, type TSchema } from 'typebox';
+import { Type, type Static, type TInteger, type TObject, type TOptional, type TSchema } from 'typebox';
 import type { ErrorCode } from '../domain/errors.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './paging.ts';
 
@@ -28,6 +28,8 @@ export interface ParameterSet<T extends TObject = TObject> {
    * read only when the header is absent, and then not even validated
    */
   standsInFor?: Record<string, string>;
+  /** parameters beyond SPEC.md: marked `x-agentd-extension: true` in /openapi.json (CONTRACT.md §20) */
+  extensions?: string[];
 }
 
 type OptionalProperties<P extends Record<string, Parameter>> = { [K in keyof P]: TOptional<P[K]['schema']> };
@@ -76,6 +78,16 @@ export const HistoryQuery = parameterSet({
   ),
 });
 
+export const TurnResultQuery: ParameterSet<TObject<{ wait: TOptional<TInteger> }>> = {
+  ...parameterSet({
+  wait: parameter(
+    Type.Integer({ minimum: 0, maximum: 60, default: 0, description: 'seconds (0 to 60, default 0) to hold the request until the turn ends; then 409 turn_not_terminal as without it' }),
+    'invalid_query', 'wait must be an integer number of seconds from 0 to 60',
+  ),
+  }),
+  extensions: ['wait'],
+};
+
 export const ListTurnsQuery = parameterSet({ sessionId: uuidFilter('sessionId', 'only turns of this session (UUID)') });
 
 export const ListRequestsQuery = parameterSet({ turnId: uuidFilter('turnId', 'only requests of this turn (UUID)') });
@@ -96,6 +108,7 @@ export const EventsHeaders = parameterSet({
 export type ListSessionsQuery = Static<typeof ListSessionsQuery.schema>;
 export type HistoryQuery = Static<typeof HistoryQuery.schema>;
 export type ListTurnsQuery = Static<typeof ListTurnsQuery.schema>;
+export type TurnResultQuery = Static<typeof TurnResultQuery.schema>;
 export type ListRequestsQuery = Static<typeof ListRequestsQuery.schema>;
 export type EventsQuery = Static<typeof EventsQuery.schema>;
 export type EventsHeaders = Static<typeof EventsHeaders.schema>;

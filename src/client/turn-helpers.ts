@@ -48,20 +48,27 @@ function attachClientRequestId(error: unknown, clientRequestId: string): unknown
 
 export interface WaitForTurnOptions {
   signal?: AbortSignal;
-  /** how often the result is polled besides the events (default 2 s; 250 ms when events fail) */
+  /**
+   * the pause between two reads of the result besides the events (default 2 s; 250 ms when events
+   * fail); each read is held by the server until the turn ends, for up to POLL_WAIT_SECONDS
+   */
   pollIntervalMs?: number;
 }
+
+/** Each read of the result waits this long on the server for the turn's end (`?wait=`, CONTRACT.md §24). */
+const POLL_WAIT_SECONDS = 30;
 
 /**
  * Resolves with the TurnResult once the turn is terminal. It listens to the session's events and
  * fetches the result on the turn's terminal event (or a replay.reset); GET /v1/turns/:id/result is
- * also polled (409 `turn_not_terminal` while active), faster when no event stream can be had.
+ * also read with `?wait=`, which the server holds until the turn ends (409 `turn_not_terminal` when
+ * the wait runs out first), and read again sooner when no event stream can be had.
  */
 export async function waitForTurn(methods: OperationMethods, transport: Transport, turnId: string, options: WaitForTurnOptions = {}): Promise<TurnResult> {
   const controller = linkedController(options.signal);
-  const resultIfTerminal = async (): Promise<TurnResult | null> => {
+  const resultIfTerminal = async (waitSeconds = 0): Promise<TurnResult | null> => {
     try {
-      return await methods.getTurnResult({ path: { id: turnId }, signal: controller.signal });
+      return await methods.getTurnResult({ path: { id: turnId }, query: waitSeconds > 0 ? { wait: waitSeconds } : {}, signal: controller.signal });
     } catch (error) {
       if (error instanceof AgentdError && error.code === 'turn_not_terminal') return null;
       throw error;
@@ -90,7 +97,7 @@ export async function waitForTurn(methods: OperationMethods, transport: Transpor
 
   const viaPolling = async (): Promise<TurnResult | null> => {
     for (;;) {
-      const result = await resultIfTerminal();
+      const result = await resultIfTerminal(POLL_WAIT_SECONDS);
       if (result) return result;
       const interval = eventsFailed ? 250 : (options.pollIntervalMs ?? 2_000);
       const woken = new Promise<boolean>((resolve) => (pollNow = () => resolve(true)));

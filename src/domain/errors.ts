@@ -41,6 +41,7 @@ export const ERROR_STATUS = {
   invalid_output_schema: 422,
   event_subscriber_limit: 429,
   tenant_event_subscriber_limit: 429,
+  too_many_waits: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
   store_unavailable: 503,

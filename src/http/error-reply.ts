@@ -61,6 +61,7 @@ export function toApiError(error: unknown, parameterErrors: ParameterErrors = {}
 export const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = {
   event_subscriber_limit: 5,
   tenant_event_subscriber_limit: 5,
+  too_many_waits: 5,
   store_unavailable: 5,
   tenant_runtime_unavailable: 5,
   // a restarted server is listening again within seconds

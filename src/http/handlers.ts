@@ -8,7 +8,8 @@ import { projectAgents } from '../domain/projection.ts';
 import { streamEvents, type SubscriberLimits } from './events-route.ts';
 import type { BoundaryRuntime } from '../runtime/boundary-runtime.ts';
 import { decodeSessionCursor, encodeSessionCursor } from './query.ts';
-import type { EventsHeaders, EventsQuery, HistoryQuery, ListRequestsQuery, ListSessionsQuery, ListTurnsQuery } from '../api/parameters.ts';
+import type { EventsHeaders, EventsQuery, HistoryQuery, ListRequestsQuery, ListSessionsQuery, ListTurnsQuery, TurnResultQuery } from '../api/parameters.ts';
+import type { TurnWaits } from './turn-waits.ts';
 import { DEFAULT_PAGE_SIZE } from '../api/paging.ts';
 import { normalizeUuid } from '../domain/ids.ts';
 import { readHistoryPage } from '../runtime/session/history.ts';
@@ -43,6 +44,7 @@ export interface HandlerContext {
   openApiDocument: Record<string, unknown>;
   models(request: FastifyRequest): unknown[];
   subscriberLimits: SubscriberLimits;
+  turnWaits: TurnWaits;
   keepAliveMs?: number;
 }
 
@@ -122,9 +124,15 @@ export function createHandlers(context: HandlerContext) {
       const { turns } = await context.runtimeFor(request, reply);
       return toTurnDto(await turns.get(request.params.id));
     },
-    getTurnResult: async (request: RequestOf, reply) => {
-      const { turns } = await context.runtimeFor(request, reply);
-      const turn = await turns.get(request.params.id);
+    getTurnResult: async (request: RequestOf<{ query: TurnResultQuery }>, reply) => {
+      const runtime = await context.runtimeFor(request, reply);
+      const { turns } = runtime;
+      let turn = await turns.get(request.params.id);
+      const seconds = request.query.wait ?? 0;
+      if (!isTerminal(turn.status) && seconds > 0) {
+        const read = async () => (turn = await turns.get(turn.id));
+        await context.turnWaits.wait({ boundaryId: runtime.boundary.id, log: runtime.hub.log, sessionId: turn.sessionId, seconds, reply, read });
+      }
       if (!isTerminal(turn.status)) throw new ApiError('turn_not_terminal', 'the turn has not ended yet', toTurnDto(turn));
       return { turn: toTurnDto(turn), output: turn.output && { changes: [], changesTruncated: false, ...turn.output } };
     },

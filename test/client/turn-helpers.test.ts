@@ -78,6 +78,25 @@ describe('submitTurn and waitForTurn', () => {
     assert.ok(Date.now() - started < 10_000, 'the failed stream switched polling to its fast pace');
   });
 
+  it('waitForTurn without events reads the result once: the server holds the read (?wait=) until the turn ends', async () => {
+    const reads: Array<{ url: string; status: number }> = [];
+    const noEvents: typeof fetch = async (input, init) => {
+      if (String(input).includes('/v1/events')) return new Response(JSON.stringify({ error: { code: 'origin_not_allowed', message: 'no', requestId: 'r' } }), { status: 403 });
+      const response = await fetch(input, init);
+      if (String(input).includes('/result')) reads.push({ url: String(input), status: response.status });
+      return response;
+    };
+    const client = createClient({ baseUrl: harness.server.url, fetch: noEvents });
+    const session = await client.createSession();
+    harness.fake.enqueue({ kind: 'reply', text: 'held until the end', chunkDelayMs: 100 });
+    const turn = await client.submitTurn(session.id, 'take your time');
+    const result = await client.waitForTurn(turn.id, { pollIntervalMs: 60_000 });
+    assert.equal(result.output?.assistantText, 'held until the end');
+    assert.equal(reads.length, 1, JSON.stringify(reads));
+    assert.match(reads[0].url, /\/result\?wait=30$/);
+    assert.equal(reads[0].status, 200);
+  });
+
   it('waitForTurn resolves from events, for a turn that ends later, and at once for one already over', async () => {
     const client = createClient({ baseUrl: harness.server.url });
     const session = await client.createSession();

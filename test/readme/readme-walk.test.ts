@@ -31,7 +31,7 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.t
 import { fakeProviderModels } from '../support/server.ts';
 import { http } from '../support/http.ts';
 import { readMarkdown } from '../docs/markdown.ts';
-import { startAgentdFromShell, type AgentdProcess } from './agentd-process.ts';
+import { logLines, startAgentdFromShell, type AgentdProcess } from './agentd-process.ts';
 
 const REPOSITORY = new URL('../..', import.meta.url).pathname;
 const README = join(REPOSITORY, 'README.md');
@@ -163,6 +163,11 @@ describe('the README, as a newcomer runs it', () => {
     assert.ok(lines.includes('Notes'), 'the rename is shown');
     assert.equal(lines.filter((line) => line === 'cancelled').length, 1, output);
     assert.equal(lines.filter((line) => line === '204').length, 2, output);
+
+    // waiting for a turn is one held request, not a poll: no refused result is logged, at any level
+    assert.match(walk, /result\?wait=60/);
+    const refusedResults = logLines(agentd.stdout()).filter((line) => line.msg === 'request' && line.route === '/v1/turns/:id/result' && line.status === 409);
+    assert.deepEqual(refusedResults, [], 'the README\'s wait for a turn writes no info line per poll');
 
     // nothing in the walk failed quietly: no error envelope, no null id carried forward
     assert.ok(!output.includes('"error"'), output);

@@ -842,10 +842,10 @@ export interface OperationTypes {
     body: never;
     response: Turn;
   };
-  /** A terminal turn with its output */
+  /** A terminal turn with its output (?wait=SECONDS holds the request until it ends) */
   getTurnResult: {
     path: { id: string };
-    query: never;
+    query: { wait?: number };
     body: never;
     response: TurnResult;
   };
