@@ -19,6 +19,7 @@ import { TurnWaits } from './http/turn-waits.ts';
 import type { Dialect } from './agent/providers/types.ts';
 import { DEFAULT_BOUNDARY_ID } from './runtime/boundary.ts';
 import { endOrphanedSandboxes } from './sandbox/orphan-sweep.ts';
+import { registerProtocolRoutes, withProtocolPaths } from './protocols/routes.ts';
 import { detectHostConfinement, type ConfinementMode } from './exec/host-confinement.ts';
 import { createProcessGroupRunner } from './exec/process-group.ts';
 import type { CatalogModel } from './config/models-file.ts';
@@ -196,13 +197,16 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       ping: () => store.ping(),
       pending: () => (mcp ? { mcp: mcp.pending() } : {}),
       instanceId: config.instanceId,
-      openApiDocument: buildOpenApiDocument(VERSION, contract),
+      openApiDocument: withProtocolPaths(buildOpenApiDocument(VERSION, contract)),
       models: () => models,
       subscriberLimits: subscribers,
       turnWaits,
       keepAliveMs: tuning.keepAliveMs,
     }),
   });
+
+  const hostForUrl = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
+  const protocols = registerProtocolRoutes(app, { selfUrl: () => `http://${hostForUrl}:${boundPort}`, version: VERSION });
 
   try {
     await app.listen({ host: config.host, port: config.port });
@@ -219,7 +223,6 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
   app.server.on('request', () => requests++);
   const address = app.server.address();
   boundPort = typeof address === 'object' && address ? address.port : config.port;
-  const hostForUrl = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
   log.info({ host: config.host, port: boundPort, backend: store.backend, models: models.length, instance: config.instanceId, cluster: config.cluster }, 'agentd listening');
 
   let closing: Promise<void> | null = null;
@@ -228,6 +231,8 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       // Stop accepting (new requests on open connections get 503 server_stopping), let in-flight
       // requests finish, end live turns durably, then close.
       stopping = true;
+      // ACP connections and MCP sessions hold streams open; they end before the app waits on them
+      await protocols.close();
       const closingApp = app.close();
       await closeRuntimes();
       // Live SSE streams never end on their own; the final turn events went out above.

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   session_not_found: 404,
   turn_not_found: 404,
   request_not_found: 404,
+  connection_not_found: 404,
   request_timeout: 408,
   session_busy: 409,
   idempotency_conflict: 409,

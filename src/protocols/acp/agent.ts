@@ -51,6 +51,11 @@ export function acpAgent(options: AcpAgentOptions): AgentApp {
     };
 
   const app = agent({ name: 'agentd' })
+    // the sessions' event streams end with the connection (an editor gone, a DELETE, shutdown)
+    .onConnect((connection) => void connection.closed.finally(() => {
+      for (const bridge of bridges.values()) bridge.close();
+      bridges.clear();
+    }))
     .onRequest('initialize', ({ params }): InitializeResponse => ({
       protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
       agentCapabilities: {
