@@ -54,7 +54,7 @@ describe('/acp and /mcp with two tenants: each reaches only its own sessions (at
       const intrude = (await bobMcp.callTool({ name: 'start_turn', arguments: { prompt: 'hijack', sessionId } })) as { isError?: boolean; content: { text: string }[] };
       assert.equal(intrude.isError, true);
       assert.match(intrude.content[0].text, /session_not_found/);
-      const listed = (await bobMcp.callTool({ name: 'list_sessions', arguments: {} })) as { structuredContent: { sessions: unknown[] } };
+      const listed = (await bobMcp.callTool({ name: 'list_sessions', arguments: {} })) as unknown as { structuredContent: { sessions: unknown[] } };
       assert.deepEqual(listed.structuredContent.sessions, []);
       assert.equal(fake.requests.filter((request) => JSON.stringify(request.body).includes('hijack')).length, 0, 'no hijacking prompt reached a model');
     } finally {
