@@ -18,7 +18,7 @@ async function mcpClient(url: string, options: { token?: string; elicit?: (messa
   if (options.elicit) {
     const elicit = options.elicit;
     client.setRequestHandler(ElicitRequestSchema, (request) => {
-      const schema = (request.params as { requestedSchema: { properties: { option: { enum: string[] } } } }).requestedSchema;
+      const schema = (request.params as unknown as { requestedSchema: { properties: { option: { enum: string[] } } } }).requestedSchema;
       const content = elicit(request.params.message, schema.properties.option.enum);
       return content ? { action: 'accept', content } : { action: 'decline' };
     });
