@@ -1214,9 +1214,9 @@ class GeneratedOperations:
         answer = self._transport.call("GET", f"/v1/turns/{self._transport.quote(id)}", query, None, 200)
         return Turn._from_json(answer)
 
-    def get_turn_result(self, id: str) -> TurnResult:
-        """A terminal turn with its output (GET /v1/turns/{id}/result)"""
-        query: dict[str, Any] = {}
+    def get_turn_result(self, id: str, *, wait: Optional[int] = None) -> TurnResult:
+        """A terminal turn with its output (?wait=SECONDS holds the request until it ends) (GET /v1/turns/{id}/result)"""
+        query: dict[str, Any] = {"wait": wait}
         answer = self._transport.call("GET", f"/v1/turns/{self._transport.quote(id)}/result", query, None, 200)
         return TurnResult._from_json(answer)
 
