@@ -87,7 +87,9 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       else tuning.onStandDown?.(error, close());
     },
   };
-  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir, claim, ...(config.tenants ? { maxConnections: 1, migrate: false } : {}) });
+  // --cluster: a partition ends within a lease (store/session-deadlines.ts)
+  const leaseMs = config.cluster ? { leaseMs: config.turnLeaseSeconds * 1000 } : {};
+  const store = await openStore({ databaseUrl: config.databaseUrl, stateDir: config.stateDir, claim, ...leaseMs, ...(config.tenants ? { maxConnections: 1, migrate: false } : {}) });
   // The registry's database holds no turns for a lone instance to end first: the cluster's other
   // instances may join at once (provisioning serialises itself; a tenant's database is claimed apart).
   if (config.tenants) await store.claim?.admitOthers();

@@ -6,6 +6,7 @@
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { tryLockFile } from './file-lock.ts';
+import { dropPgClient, withDeadline } from './session-deadlines.ts';
 
 /** 'sole': the only agentd on the database; 'cluster': one of the instances started with --cluster. */
 export type ClaimMode = 'sole' | 'cluster';
@@ -33,6 +34,8 @@ export interface DatabaseClaim {
 export interface LentConnection {
   query: pg.Client['query'];
   release(): void;
+  /** ends the connection at once (a query past its deadline): the claim is taken again on a new one */
+  drop(): void;
 }
 
 /**
@@ -49,6 +52,8 @@ export interface PostgresClaimOptions {
   mode: ClaimMode;
   /** Called once if the claim's connection was lost and another agentd holds the database now. */
   onLost(error: DatabaseInUse): void;
+  /** settings of the claim's connection (a cluster's deadlines, session-deadlines.ts) */
+  session?: Partial<pg.ClientConfig>;
 }
 
 /**
@@ -77,6 +82,8 @@ export function claimSqliteFile(SQLiteDatabase: typeof SQLite, databaseFile: str
 /** An advisory lock key of agentd's own: "agnt" and 1. Advisory locks are per database. */
 const LOCK_CLASS = 0x61676e74;
 const LOCK_MEMBERSHIP = 1;
+/** The claim's own questions (SIGTERM asks whether others are present) wait no longer for an answer. */
+const CLAIM_QUERY_DEADLINE_MS = 5_000;
 /** A lone instance holds the database alone while it ends what a dead process left: a joiner waits this long. */
 const JOIN_WAIT_MS = 5_000;
 const JOIN_RETRY_MS = 100;
@@ -97,7 +104,7 @@ export async function claimPostgres(Pg: typeof pg, url: string, options: Postgre
         : `PostgreSQL database ${databaseName} is in use by another agentd started without --cluster`,
     );
   const connect = async () => {
-    const client = new Pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true });
+    const client = new Pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true, ...options.session });
     // without a listener a lost connection is an uncaught exception; 'end' follows and is handled
     client.on('error', () => {});
     try {
@@ -204,6 +211,7 @@ export async function claimPostgres(Pg: typeof pg, url: string, options: Postgre
           returned = true;
           giveBack();
         },
+        drop: () => dropPgClient(connection),
       };
     },
     async admitOthers() {
@@ -215,12 +223,14 @@ export async function claimPostgres(Pg: typeof pg, url: string, options: Postgre
     async othersPresent() {
       if (options.mode === 'sole' || holdsExclusive) return false;
       try {
-        return await withConnection(async (connection) => {
+        const asking = withConnection(async (connection) => {
           // holding the shared lock, the exclusive one is granted only when no other instance holds it
           if (!(await tryLock(connection, 'exclusive'))) return true;
           await connection.query('select pg_advisory_unlock($1, $2)', [LOCK_CLASS, LOCK_MEMBERSHIP]);
           return false;
         });
+        // cut off from the database: unknown, so the turns are left to their leases
+        return await withDeadline(asking, CLAIM_QUERY_DEADLINE_MS, () => dropPgClient(client));
       } catch {
         return true;
       }

@@ -2,11 +2,12 @@ import { mkdirSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { postgresDoorbell, type Doorbell } from './doorbell.ts';
 import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, type DatabaseInUse, type PostgresClaim } from './database-claim.ts';
+import { clusterSessionConfig, dropPgClient, poolWithDeadlines, queryDeadlineMs, type DroppableClient } from './session-deadlines.ts';
 
 export type Db = Kysely<Database>;
 
@@ -39,12 +40,17 @@ export interface StoreOptions {
    * it. onLost: the claim was lost and another agentd holds the database now (PostgreSQL only).
    */
   claim?: { mode: ClaimMode; onLost(error: DatabaseInUse): void };
+  /**
+   * --cluster on PostgreSQL: every session and query is bounded by the turn lease, so that a
+   * partition ends within it (session-deadlines.ts).
+   */
+  leaseMs?: number;
 }
 
 /** Opens the configured backend and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   // Each driver is loaded only when used: start-up pays for one of them.
-  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.maxConnections ?? 10, options.claim) : await openSqlite(options.stateDir, options.claim);
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.maxConnections ?? 10, options.claim, options.leaseMs) : await openSqlite(options.stateDir, options.claim);
   if (options.migrate === false) return store;
   try {
     await migrate(store.db);
@@ -140,11 +146,12 @@ function rowBuilder(columns: string[]): (values: unknown[]) => Record<string, un
   return new Function('values', `return { ${fields.join(', ')} };`) as (values: unknown[]) => Record<string, unknown>;
 }
 
-async function openPostgres(url: string, maxConnections: number, claiming: StoreOptions['claim']): Promise<Store> {
+async function openPostgres(url: string, maxConnections: number, claiming: StoreOptions['claim'], leaseMs: number | undefined): Promise<Store> {
   const { default: pg } = await loadDriver('pg', () => import('pg'));
   // PostgreSQL returns bigint (int8) as a string by default; our counters fit in a double.
   pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
-  const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
+  const session = leaseMs === undefined ? {} : clusterSessionConfig(leaseMs);
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000, ...session });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => {});
   // Nor may one that is checked out (between the statements of a transaction): without a listener
@@ -152,13 +159,14 @@ async function openPostgres(url: string, maxConnections: number, claiming: Store
   pool.on('connect', (client) => client.on('error', () => {}));
   let claim: PostgresClaim | null;
   try {
-    claim = claiming ? await claimPostgres(pg, url, claiming) : null;
+    claim = claiming ? await claimPostgres(pg, url, { ...claiming, session }) : null;
   } catch (error) {
     await pool.end();
     throw error;
   }
-  const connections = claim ? claimFirst(claim, pool) : pool;
-  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) }), 'postgres', claim, postgresDoorbell(pg, url, pool));
+  const connect = claimFirst(claim, pool);
+  const connections = leaseMs === undefined ? { connect, end: () => pool.end() } : poolWithDeadlines(connect, () => pool.end(), queryDeadlineMs(leaseMs));
+  return storeOver(new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) }), 'postgres', claim, postgresDoorbell(pg, url, connections, session));
 }
 
 /**
@@ -166,10 +174,12 @@ async function openPostgres(url: string, maxConnections: number, claiming: Store
  * anyway), and the pool's beyond it: a store used one query at a time, as a tenant's runtime is
  * on its first request, opens no second connection.
  */
-function claimFirst(claim: PostgresClaim, pool: pg.Pool): PostgresPool {
-  return {
-    connect: async () => claim.lend() ?? (await pool.connect()),
-    end: () => pool.end(),
+function claimFirst(claim: PostgresClaim | null, pool: pg.Pool): () => Promise<DroppableClient> {
+  return async () => {
+    const lent = claim?.lend();
+    if (lent) return lent;
+    const client = await pool.connect();
+    return Object.assign(client, { drop: () => dropPgClient(client) });
   };
 }
 

@@ -6,6 +6,7 @@
  * second after a loss, and whoever listens also polls.
  */
 import type pg from 'pg';
+import type { PostgresPool } from 'kysely';
 
 const CHANNEL = 'agentd_events';
 const RECONNECT_MS = 1_000;
@@ -21,13 +22,21 @@ export interface DoorbellListener {
   close(): Promise<void>;
 }
 
-/** Rings through `pool`; each listener holds a connection of its own, outside the pool. */
-export function postgresDoorbell(Pg: typeof pg, url: string, pool: pg.Pool): Doorbell {
+/**
+ * Rings through the store's connections (`pool`, with their deadlines); each listener holds a
+ * connection of its own, outside the pool, with the store's `session` settings.
+ */
+export function postgresDoorbell(Pg: typeof pg, url: string, pool: PostgresPool, session: Partial<pg.ClientConfig>): Doorbell {
   return {
     ring: async (payload) => {
-      await pool.query('select pg_notify($1, $2)', [CHANNEL, payload]);
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_notify($1, $2)', [CHANNEL, payload]);
+      } finally {
+        client.release();
+      }
     },
-    listen: (ring, reconnected) => new Listener(Pg, url, ring, reconnected),
+    listen: (ring, reconnected) => new Listener(Pg, url, session, ring, reconnected),
   };
 }
 
@@ -40,6 +49,7 @@ class Listener implements DoorbellListener {
   constructor(
     private readonly Pg: typeof pg,
     private readonly url: string,
+    private readonly session: Partial<pg.ClientConfig>,
     private readonly ring: (payload: string) => void,
     private readonly reconnected: () => void,
   ) {
@@ -49,7 +59,7 @@ class Listener implements DoorbellListener {
   private async connect(): Promise<void> {
     this.retry = null;
     if (this.closed) return;
-    const client = new this.Pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+    const client = new this.Pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, ...this.session });
     const lost = (): void => {
       if (this.client !== client) return;
       this.client = null;

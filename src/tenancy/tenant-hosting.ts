@@ -100,7 +100,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
     // the runtime's own worker takes over the tenant's outbox
     await drains?.stop(tenant.id);
     // Migrations ran at provisioning, as the tenant role.
-    const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false, claim });
+    const store = await openStore({ databaseUrl: databaseUrls.get(tenant.id)!, stateDir, maxConnections: TENANT_POOL_SIZE, migrate: false, claim, ...(config.cluster ? { leaseMs: config.turnLeaseSeconds * 1000 } : {}) });
     const sandboxHome = disks.get(tenant.id)?.home ?? join(stateDir, 'sandbox-home');
     if (sandboxRunner !== null) mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
     try {

@@ -45,7 +45,10 @@ export interface TestCluster {
   readonly fake: FakeProvider;
   /** the workspace root every instance shares */
   readonly workspace: string;
-  /** an instance with the shared arguments, `--instance-id` and `extra`; stopped after each test */
+  /**
+   * an instance with the shared arguments, `--instance-id` and `extra` (a `--database-url` there
+   * replaces the shared one: the same database through a proxy); stopped after each test
+   */
   start(instanceId: string, extra?: string[]): Promise<AgentdProcess>;
   /** a subscriber to the instance's event stream; closed after each test */
   subscribe(agentd: AgentdProcess, options?: { lastEventId?: number }): Promise<EventRecorder>;
@@ -87,7 +90,8 @@ export function useTestCluster(sharedArgs: () => string[] = () => []): TestClust
       return args[args.indexOf('--workspace-root') + 1]!;
     },
     async start(instanceId, extra = []) {
-      const agentd = await startAgentd([...args, '--instance-id', instanceId, ...extra]);
+      const shared = extra.includes('--database-url') ? args.filter((_, index) => args[index] !== '--database-url' && args[index - 1] !== '--database-url') : args;
+      const agentd = await startAgentd([...shared, '--instance-id', instanceId, ...extra]);
       running.push(agentd);
       return agentd;
     },

@@ -76,6 +76,11 @@ export class TurnLeases {
   private readonly held = new Map<string, { attempt: number; holder: LeaseHolder; cancelSeen: boolean }>();
   private readonly timer: NodeJS.Timeout;
   private readonly cancelTimer: NodeJS.Timeout;
+  /**
+   * Fires a lease after the last renewal: the turns held are stopped then, even while a renewal
+   * still waits for an answer (a partition that drops packets fails no query until its deadline).
+   */
+  private watchdog: NodeJS.Timeout;
   private polling = false;
   private lastRenewedMs = performance.now();
   private ticking = false;
@@ -98,6 +103,30 @@ export class TurnLeases {
     this.timer.unref();
     this.cancelTimer = setInterval(() => void this.pollCancels(), CLUSTER_SIGNAL_POLL_MS);
     this.cancelTimer.unref();
+    this.watchdog = this.armWatchdog();
+  }
+
+  /** The watchdog, due when the last renewal's lease runs out (or a renewal period from now, if it has). */
+  private armWatchdog(): NodeJS.Timeout {
+    const due = this.lastRenewedMs + this.membership.turnLeaseMs - performance.now();
+    const timer = setTimeout(() => this.stopUnrenewed(), due > 0 ? due : this.membership.turnLeaseMs / RENEWALS_PER_LEASE);
+    timer.unref();
+    return timer;
+  }
+
+  /** Unrenewed for a whole lease: another instance may hold the turns now, so they stop here. */
+  private stopUnrenewed(): void {
+    if (performance.now() - this.lastRenewedMs >= this.membership.turnLeaseMs && this.held.size > 0) {
+      this.logger.warn({ turns: this.held.size }, 'turn leases could not be renewed in time: stopping their turns');
+      this.loseAll(new Set());
+    }
+    this.watchdog = this.armWatchdog();
+  }
+
+  private renewed(sentMs: number): void {
+    this.lastRenewedMs = Math.max(this.lastRenewedMs, sentMs);
+    clearTimeout(this.watchdog);
+    this.watchdog = this.armWatchdog();
   }
 
   /**
@@ -186,6 +215,7 @@ export class TurnLeases {
   stop(): void {
     clearInterval(this.timer);
     clearInterval(this.cancelTimer);
+    clearTimeout(this.watchdog);
   }
 
   /**
@@ -269,24 +299,23 @@ export class TurnLeases {
   }
 
   private async renew(): Promise<void> {
-    if (this.held.size === 0) {
-      this.lastRenewedMs = performance.now();
-      return;
-    }
+    const sentMs = performance.now();
+    if (this.held.size === 0) return this.renewed(sentMs);
     const attempts = new Map([...this.held].map(([id, { attempt }]) => [id, attempt]));
     let kept: Set<string>;
-    // the database dates the lease from the statement: the answer may be read much later
-    const sentMs = performance.now();
     try {
       kept = await renewTurnLeases(this.db, this.membership.instanceId, attempts, this.membership.turnLeaseMs);
-      this.lastRenewedMs = Math.max(this.lastRenewedMs, sentMs);
-    } catch (error) {
-      // Unrenewed past the lease, another instance may hold the turns: stop them (their own writes
-      // are refused if it does; they may still land if nobody took over meanwhile).
-      if (performance.now() - this.lastRenewedMs < this.membership.turnLeaseMs) return;
-      this.logger.warn({ err: error, turns: attempts.size }, 'turn leases could not be renewed in time: stopping their turns');
-      kept = new Set();
+      // the database dates the lease from the statement: the answer may be read much later
+      this.renewed(sentMs);
+    } catch {
+      // the watchdog stops the turns once a whole lease passed unrenewed; the next tick tries again
+      return;
     }
+    this.loseAll(kept, attempts);
+  }
+
+  /** Every turn held (at the attempts renewed, or all) but those `kept` is lost: its run is stopped. */
+  private loseAll(kept: ReadonlySet<string>, attempts: ReadonlyMap<string, number> = new Map([...this.held].map(([id, { attempt }]) => [id, attempt]))): void {
     for (const [id, attempt] of attempts) {
       const entry = this.held.get(id);
       // ended meanwhile, or still held
