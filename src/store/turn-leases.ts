@@ -96,12 +96,20 @@ export async function changeIdleSession<T>(db: Db, sessionId: string, change: (t
   });
 }
 
+/** What a renewal found of the turns it was given. */
+export interface Renewal {
+  /** still `owner`'s at the attempt given: renewed */
+  kept: Set<string>;
+  /** ended at the attempt given (by its owner, whose end has not reached the renewer yet): not lost */
+  ended: Set<string>;
+}
+
 /**
- * Extends the leases `owner` holds on these turns; answers the turns whose lease it still held
- * (at the attempt given): one missing was taken over, or has ended.
+ * Extends the leases `owner` holds on these turns. A turn neither kept nor ended was taken over
+ * (or ended by another instance at a later attempt): its lease is lost.
  */
-export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<string, number>, leaseMs: number): Promise<Set<string>> {
-  if (turns.size === 0) return new Set();
+export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<string, number>, leaseMs: number): Promise<Renewal> {
+  if (turns.size === 0) return { kept: new Set(), ended: new Set() };
   const rows = await db
     .updateTable('turns')
     .set({ lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
@@ -110,7 +118,11 @@ export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<
     .where('status', 'in', [...ACTIVE_STATUSES])
     .returning(['id', 'attempt'])
     .execute();
-  return new Set(rows.filter((row) => turns.get(row.id) === row.attempt).map((row) => row.id));
+  const kept = new Set(rows.filter((row) => turns.get(row.id) === row.attempt).map((row) => row.id));
+  const missing = [...turns.keys()].filter((id) => !kept.has(id));
+  if (missing.length === 0) return { kept, ended: new Set() };
+  const ended = await db.selectFrom('turns').select(['id', 'attempt']).where('id', 'in', missing).where('status', 'not in', [...ACTIVE_STATUSES]).execute();
+  return { kept, ended: new Set(ended.filter((row) => turns.get(row.id) === row.attempt).map((row) => row.id)) };
 }
 
 /**

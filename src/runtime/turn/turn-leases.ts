@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
-import { cancelsRequestedAmong, endExpiredTurns, type EndedTurn, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, requestTurnCancel, takeOldestQueuedTurn, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
+import { cancelsRequestedAmong, endExpiredTurns, type EndedTurn, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, type Renewal, requestTurnCancel, takeOldestQueuedTurn, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 import { deleteEndedTurnSteps } from '../../store/turn-steps.ts';
 import { findTurn } from '../../store/turns.ts';
@@ -302,16 +302,18 @@ export class TurnLeases {
     const sentMs = performance.now();
     if (this.held.size === 0) return this.renewed(sentMs);
     const attempts = new Map([...this.held].map(([id, { attempt }]) => [id, attempt]));
-    let kept: Set<string>;
+    let renewal: Renewal;
     try {
-      kept = await renewTurnLeases(this.db, this.membership.instanceId, attempts, this.membership.turnLeaseMs);
+      renewal = await renewTurnLeases(this.db, this.membership.instanceId, attempts, this.membership.turnLeaseMs);
       // the database dates the lease from the statement: the answer may be read much later
       this.renewed(sentMs);
     } catch {
       // the watchdog stops the turns once a whole lease passed unrenewed; the next tick tries again
       return;
     }
-    this.loseAll(kept, attempts);
+    // a turn that ended here meanwhile is released by its runner; it was not lost
+    for (const id of renewal.ended) this.held.delete(id);
+    this.loseAll(renewal.kept, attempts);
   }
 
   /** Every turn held (at the attempts renewed, or all) but those `kept` is lost: its run is stopped. */
