@@ -17,7 +17,7 @@ import { sessionRowCache } from '../store/session-row-cache.ts';
 import type { Scheduler } from './turn/scheduler.ts';
 import { RepositorySetups } from './session/setup.ts';
 import { workspaceCommands } from './workspace-commands.ts';
-import { failInterruptedTurns } from '../store/turns.ts';
+import { failInterruptedTurns, type OwnerlessEnd } from '../store/ownerless-ends.ts';
 import { nowIso } from '../domain/ids.ts';
 import type { CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
@@ -83,7 +83,7 @@ export class BoundaryRuntime {
     if (boundary.cluster) sessionRowCache(boundary.db).shareWithOtherWriters();
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
-    this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, webhooks) : null;
+    this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks) : null;
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
     const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
     this.steers = boundary.cluster ? new ClusterSteers(boundary.db, boundary.id, activeTurns, hub, logger) : null;
@@ -108,16 +108,19 @@ export class BoundaryRuntime {
    */
   static async open(boundary: Boundary, deps: BoundaryRuntimeDeps): Promise<BoundaryRuntime> {
     const webhooks = deps.webhooks ? await boundaryWebhooks(boundary, deps) : null;
+    let interrupted: OwnerlessEnd[] = [];
     if (boundary.aloneOnDatabase && !boundary.cluster) {
       const at = nowIso();
       // their webhooks say so too: a receiver waiting for the turn's end hears of it
-      const announce = webhooks ? (turns: { id: string; sessionId: string }[]) => webhooks.writeAll(turns.map((turn) => ({ type: 'turn.failed' as const, at, sessionId: turn.sessionId, turnId: turn.id, data: { error: 'interrupted' } }))) : undefined;
-      const interrupted = await failInterruptedTurns(boundary.db, at, announce);
-      if (interrupted > 0) deps.logger.warn({ boundary: boundary.id, interrupted }, 'turns interrupted by a restart were marked failed');
+      const announce = webhooks ? (turns: OwnerlessEnd[]) => webhooks.writeAll(turns.map((turn) => ({ type: 'turn.failed' as const, at, sessionId: turn.sessionId, turnId: turn.id, data: { error: 'interrupted' } }))) : undefined;
+      interrupted = await failInterruptedTurns(boundary.db, at, announce);
+      if (interrupted.length > 0) deps.logger.warn({ boundary: boundary.id, interrupted: interrupted.length }, 'turns interrupted by a restart were marked failed');
     }
     await webhooks?.start({ alone: boundary.aloneOnDatabase, releaseClaims: boundary.aloneOnDatabase && deps.webhooks!.firstLook(boundary.id) });
     const clusterEvents = boundary.cluster ? { instanceId: boundary.cluster.instanceId, doorbell: boundary.doorbell ?? null } : null;
     const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, clusterEvents);
+    // their ends are announced as an owner's are (replayed to a client resuming its stream)
+    for (const turn of interrupted) hub.emit('turn.failed', turn.sessionId, turn.id, { error: turn.error });
     return new BoundaryRuntime(boundary, hub, deps, webhooks);
   }
 

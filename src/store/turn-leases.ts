@@ -13,15 +13,10 @@ import { insertTurn } from './turns.ts';
 import { fromRow as sessionFromRow } from './sessions.ts';
 import type { SessionRecord } from '../domain/session.ts';
 import type { OutboxWrite } from './webhook-outbox.ts';
+import { appendExpiredEnds, type OwnerlessEnd } from './ownerless-ends.ts';
 
 /** A turn endExpiredTurns ended. */
-export interface EndedTurn {
-  id: string;
-  sessionId: string;
-  attempt: number;
-  status: string;
-  error: string | null;
-}
+export type EndedTurn = OwnerlessEnd;
 
 /** Now on the database's clock, in epoch milliseconds. */
 const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -128,14 +123,15 @@ export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<
 /**
  * Ends the active turns whose lease ran out and that were asked to be cancelled (or only `turnId`,
  * when given), under their next attempt: cancelled, or failed `interrupted` should an unmarked one
- * be named. Answers the turns ended. `announce` gives the webhook deliveries of those turns,
- * written in the same transaction.
+ * be named. In the same transaction, the history entries of those that had started
+ * (ownerless-ends.ts) and the webhook deliveries `announce` gives. Answers the turns ended, for
+ * the caller to publish their ends.
  */
 export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: string, announce?: (turns: EndedTurn[]) => OutboxWrite | null): Promise<EndedTurn[]> {
-  if (!announce) return endExpired(db, finishedAt, turnId);
   return db.transaction().execute(async (trx) => {
     const ended = await endExpired(trx, finishedAt, turnId);
-    await announce(ended)?.(trx);
+    await appendExpiredEnds(trx, ended, finishedAt);
+    await announce?.(ended)?.(trx);
     return ended;
   });
 }
@@ -154,8 +150,8 @@ async function endExpired(db: Db, finishedAt: string, turnId: string | undefined
     .where('status', 'in', [...ACTIVE_STATUSES])
     .where('lease_expires_at', '<', databaseNowMs);
   query = turnId === undefined ? query.where('cancel_requested_at', 'is not', null) : query.where('id', '=', turnId);
-  const rows = await query.returning(['id', 'session_id', 'attempt', 'status', 'error']).execute();
-  return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status, error: row.error }));
+  const rows = await query.returning(['id', 'session_id', 'attempt', 'status', 'error', 'started_at']).execute();
+  return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status as EndedTurn['status'], error: row.error, startedAt: row.started_at }));
 }
 
 /** A turn an instance took over to resume it: its id and the attempt it now runs under. */

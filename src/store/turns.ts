@@ -106,21 +106,6 @@ const updateTurnRow = preparedQuery((db, param: Param<Omit<InsertedRow, 'input' 
     .where('attempt', '=', param((row) => row.attempt)),
 );
 
-/**
- * Turns a dead process left queued, running or waiting become failed with error `interrupted`.
- * `announce` gives the webhook deliveries of those turns, written in the same transaction.
- */
-export async function failInterruptedTurns(db: Db, finishedAt: string, announce?: (turns: { id: string; sessionId: string }[]) => OutboxWrite | null): Promise<number> {
-  const fail = (trx: Db) =>
-    trx.updateTable('turns').set({ status: 'failed', error: 'interrupted', finished_at: finishedAt }).where('status', 'in', [...ACTIVE_STATUSES]);
-  if (!announce) return Number((await fail(db).executeTakeFirst()).numUpdatedRows);
-  return db.transaction().execute(async (trx) => {
-    const rows = await fail(trx).returning(['id', 'session_id']).execute();
-    await announce(rows.map((row) => ({ id: row.id, sessionId: row.session_id })))?.(trx);
-    return rows.length;
-  });
-}
-
 /** Every column but the text ones, which only insertTurn writes. */
 function toRow(turn: TurnRecord): Omit<InsertedRow, 'input' | 'user_text' | 'output_schema'> {
   return {

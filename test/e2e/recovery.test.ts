@@ -50,6 +50,9 @@ for (const backend of BACKENDS) {
           assert.equal(after.status, 'failed');
           assert.equal(after.error, 'interrupted');
           assert.ok(after.finishedAt);
+          // its end is kept in the history, as an owner's end is (issue 40 item 6)
+          const history = (await http('GET', `${second.url}/v1/sessions/${session.id}/history`)).json.data;
+          assert.deepEqual(history.map((entry: any) => [entry.turn.userText, entry.turn.error]), [['long job', 'interrupted']]);
           const replay = await http('POST', `${second.url}/v1/sessions/${session.id}/turns`, { body: { input: 'long job', clientRequestId } });
           assert.equal(replay.status, 202);
           assert.equal(replay.json.id, turn.id, 'the same admission, after a restart');

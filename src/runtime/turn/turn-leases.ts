@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
 import { cancelsRequestedAmong, endExpiredTurns, type EndedTurn, insertLeasedTurn, releaseTurnLeases, renewTurnLeases, type Renewal, requestTurnCancel, takeOldestQueuedTurn, takeOverExpiredTurns, type TakenTurn } from '../../store/turn-leases.ts';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
+import type { EventHub } from '../event-hub.ts';
 import { deleteEndedTurnSteps } from '../../store/turn-steps.ts';
 import { findTurn } from '../../store/turns.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
@@ -96,6 +97,8 @@ export class TurnLeases {
     private readonly db: Db,
     private readonly membership: ClusterMembership,
     private readonly logger: Logger,
+    /** the boundary's event stream: the ends of turns this instance ends without their owner are published there */
+    private readonly hub: EventHub,
     /** --webhook-url: the ends of turns this instance takes over and ends are announced too */
     private readonly webhooks: BoundaryWebhooks | null = null,
   ) {
@@ -159,6 +162,8 @@ export class TurnLeases {
       : undefined;
     const ended = await endExpiredTurns(this.db, at, turnId, announce);
     if (ended.length > 0) webhooks?.committed();
+    // the end is announced on the stream as an owner's is: subscribers of every instance get it once
+    for (const turn of ended) this.hub.emit(turn.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed', turn.sessionId, turn.id, { error: turn.error });
     return ended;
   }
 
