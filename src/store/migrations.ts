@@ -1,4 +1,5 @@
 import { PostgresAdapter, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { clusterAdmissionMigration } from './cluster-admission.ts';
 
 /** Versioned migrations, applied at start-up. Append only: never edit a released migration. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -254,6 +255,8 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('turn_steps').addColumn('receipt', 'text').execute();
     },
   },
+  /* A cluster's turn admission in one statement, so that no lock waits on a client (cluster-admission.ts). */
+  '0013_cluster_admission': clusterAdmissionMigration,
   /*
    * The webhook outbox (CONTRACT.md §20, docs/WEBHOOKS.md): one row per delivery still owed (an
    * event for one URL), written in the transaction that stores what the event announces and

@@ -9,7 +9,8 @@ import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 import type { TurnRecord, TurnText } from '../domain/turn.ts';
-import { insertTurn } from './turns.ts';
+import { newTurnRow, type NewTurnRow } from './turns.ts';
+import type { SessionsTable } from './schema.ts';
 import { fromRow as sessionFromRow } from './sessions.ts';
 import type { SessionRecord } from '../domain/session.ts';
 import type { OutboxWrite } from './webhook-outbox.ts';
@@ -29,8 +30,9 @@ export type LeasedAdmission = { stored: 'stored' | 'stored_queue_full'; session:
 
 /**
  * The session's transaction lock (one-bigint advisory key, apart from the database claim's
- * two-integer key in database-claim.ts): a turn's admission and every change that needs the
- * session idle take it, so none comes between another's check and its write.
+ * two-integer key in database-claim.ts): a turn's admission (cluster-admission.ts, under the same
+ * key) and every change that needs the session idle take it, so none comes between another's
+ * check and its write.
  */
 async function lockSession(trx: Db, sessionId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd session ${sessionId}`}, 0))`.execute(trx);
@@ -50,28 +52,20 @@ function activeTurnOf(db: Db, sessionId: string) {
  * place; the turn is stored either way, and 'stored_queue_full' says it found no place. A session
  * deleted on another instance since it was read is 'session_not_found'; the session is read again
  * under the lock, so a change another instance made to it before the turn's admission is the turn's.
+ * One statement (cluster-admission.ts): no lock is held across a round trip.
  */
 export async function insertLeasedTurn(db: Db, turn: TurnRecord, text: TurnText, owner: string, leaseMs: number, queueLimit: number | null = null, movable = false): Promise<LeasedAdmission> {
-  return db.transaction().execute(async (trx) => {
-    let queueFull = false;
-    if (queueLimit !== null) {
-      // One-bigint advisory keys: apart from the database claim's two-integer key (database-claim.ts).
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd queue ${turn.boundaryId}`}, 0))`.execute(trx);
-      const { queued } = await trx.selectFrom('turns').select((eb) => eb.fn.countAll<number>().as('queued')).where('boundary_id', '=', turn.boundaryId).where('status', '=', 'queued').executeTakeFirstOrThrow();
-      queueFull = Number(queued) >= queueLimit;
-    }
-    await lockSession(trx, turn.sessionId);
-    if (await activeTurnOf(trx, turn.sessionId)) return 'session_busy';
-    const session = await trx.selectFrom('sessions').selectAll().where('id', '=', turn.sessionId).executeTakeFirst();
-    if (!session) return 'session_not_found';
-    await insertTurn(trx, turn, text);
-    await trx
-      .updateTable('turns')
-      .set({ lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}`, movable: movable ? 1 : 0 })
-      .where('id', '=', turn.id)
-      .execute();
-    return { stored: queueFull ? 'stored_queue_full' : 'stored', session: sessionFromRow(session) };
-  });
+  const admitted = await admitTurn(db, { ...newTurnRow(turn, text), movable: movable ? 1 : 0 }, queueLimit, owner, leaseMs);
+  if (!('session' in admitted)) return admitted.outcome;
+  return { stored: admitted.outcome, session: sessionFromRow(admitted.session) };
+}
+
+type Admitted = { outcome: 'stored' | 'stored_queue_full'; session: SessionsTable } | { outcome: 'session_busy' | 'session_not_found' };
+
+/** Stores `row` (a new turn) with `owner`'s lease for `leaseMs`, as agentd_admit_turn (store/cluster-admission.ts) decides. */
+async function admitTurn(db: Db, row: NewTurnRow & { movable: number }, queueLimit: number | null, owner: string, leaseMs: number): Promise<Admitted> {
+  const { rows } = await sql<{ admitted: Admitted }>`select agentd_admit_turn(${JSON.stringify(row)}::jsonb, ${[...ACTIVE_STATUSES]}::text[], ${queueLimit}::integer, ${owner}, ${leaseMs}::bigint) as admitted`.execute(db);
+  return rows[0]!.admitted;
 }
 
 /** changeIdleSession found a turn of the session active. */

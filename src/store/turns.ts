@@ -17,7 +17,12 @@ export function boundTurnText(text: TurnText): Pick<TurnRecord, 'input' | 'userT
 
 /** Inserts a new turn with its whole text; `turn`'s own text fields are not written. */
 export async function insertTurn(db: Db, turn: TurnRecord, text: TurnText): Promise<void> {
-  await insertTurnRow(db, { ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText), output_schema: text.outputSchema ?? null });
+  await insertTurnRow(db, newTurnRow(turn, text));
+}
+
+/** The row of a new turn with its whole text (`turn`'s own text fields are bounded). */
+export function newTurnRow(turn: TurnRecord, text: TurnText): NewTurnRow {
+  return { ...toRow(turn), input: encodeStoredText(text.input), user_text: encodeStoredText(text.userText), output_schema: text.outputSchema ?? null };
 }
 
 const TURN_COLUMNS = {
@@ -26,6 +31,7 @@ const TURN_COLUMNS = {
 } as const;
 
 type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at' | 'movable'>;
+export type NewTurnRow = InsertedRow;
 
 const insertTurnRow = preparedQuery((db, param: Param<InsertedRow>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));
 

@@ -87,7 +87,7 @@ describe('an instance cut off from PostgreSQL (a partition, not a crash)', () =>
     const beta = await start('beta', false);
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
     // the admission's statement reaches the server; nothing after it does, and no answer comes back
-    proxy.freezeAfter('agentd queue');
+    proxy.freezeAfter('agentd_admit_turn');
     const cutOff = http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: 'admitted while cut off' } }).catch(() => null);
     await until('the admission to be cut off', async () => (proxy.frozen ? true : undefined));
 
