@@ -6,6 +6,7 @@ import { PathError } from '../workspace/paths.ts';
 import { DatabaseInUse } from '../store/database-claim.ts';
 import { tuneHeapForServer } from './heap-tuning.ts';
 import { collectWhenIdle } from './idle-collection.ts';
+import type { ReadyLine } from '../sandbox/protocol.ts';
 
 const TOP_HELP = `Usage: agentd <command> [options]
 
@@ -50,12 +51,15 @@ export async function main(argv: string[]): Promise<void> {
   try {
     config = await loadConfig(rest, process.env, process.cwd());
     delete process.env.SERVICE_TOKEN;
-    if (config.sandboxRunner) await probeSandboxRunner(config.sandboxRunner);
+    // chosen once: every runner this process starts (the probe's, each boundary's) inherits it (docs/SANDBOX.md, "Runtimes")
+    if (config.sandboxRunner) process.env.AGENTD_SANDBOX_RUNTIME = config.sandboxRuntime;
+    const sandbox = config.sandboxRunner ? await probeSandboxRunner(config.sandboxRunner, config.sandboxRuntime) : null;
     const { startServer } = await import('../server.ts');
     server = await startServer(config, process.env, undefined, {
       // another agentd holds the database now: whatever this one would still do, it must not
       onStandDown: (_error, closed) => void closed.finally(() => process.exit(1)),
     });
+    if (sandbox) server.app.log.info({ sandboxRuntime: sandbox.runtime ?? 'bubblewrap', cgroupVersion: sandbox.cgroupVersion, limits: sandbox.limits }, 'sandbox runner ready');
   } catch (error) {
     if (error instanceof UsageError || error instanceof ModelsFileError || error instanceof PathError || error instanceof DatabaseInUse) {
       return usageFailure(error.message);
@@ -87,10 +91,10 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 /** The probe, and the sandbox client it drives, load only with --sandbox-runner; a refusal is a usage error. */
-async function probeSandboxRunner(runner: string): Promise<void> {
+async function probeSandboxRunner(runner: string, runtime: string): Promise<ReadyLine> {
   const probe = await import('../exec/runner-probe.ts');
   try {
-    await probe.probeSandboxRunner(runner);
+    return await probe.probeSandboxRunner(runner, runtime);
   } catch (error) {
     throw error instanceof probe.SandboxRunnerRefused ? new UsageError(error.message) : error;
   }

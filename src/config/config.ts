@@ -5,6 +5,7 @@ import { flagDefinition, parseFlags, parseSize, UsageError, type RawFlags } from
 import { readTokenFile, validateToken } from './token-file.ts';
 import type { TenantRegistry } from './tenant-registry.ts';
 import { sandboxRunnerFileProblem } from './sandbox-runner-file.ts';
+import { SANDBOX_RUNTIMES, type SandboxRuntimeName } from './sandbox-runtimes.ts';
 import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 import { secretExposedBy, serverSecrets } from './server-secrets.ts';
 import { loadPermissionsFile, type PermissionRule } from './permissions-file.ts';
@@ -49,6 +50,8 @@ export interface Config {
   /** With a registry: the given root, else `<state dir>/tenants`. */
   tenantStateRoot: string | null;
   sandboxRunner: string | null;
+  /** --sandbox-runtime: what confines the runner's commands (its runners get it as AGENTD_SANDBOX_RUNTIME) */
+  sandboxRuntime: SandboxRuntimeName;
   /** each tenant sandbox's file system (--sandbox-disk-quota, --sandbox-inode-quota); null when turned off (0) */
   sandboxQuota: SandboxQuota | null;
   yolo: boolean;
@@ -136,6 +139,9 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const tenantRegistry = pathFlag(flags, 'tenant-registry', cwd);
   const tenantStateRoot = pathFlag(flags, 'tenant-state-root', cwd);
   const sandboxRunner = pathFlag(flags, 'sandbox-runner', cwd);
+  const sandboxRuntime = text('sandbox-runtime') ?? stringDefault('sandbox-runtime');
+  if (!(SANDBOX_RUNTIMES as readonly string[]).includes(sandboxRuntime)) throw new UsageError(`--sandbox-runtime: must be one of ${SANDBOX_RUNTIMES.join(', ')}`);
+  if (flags.has('sandbox-runtime') && !sandboxRunner) throw new UsageError('--sandbox-runtime: only valid with --sandbox-runner');
   if (!tenantRegistry && flags.has('tenant-state-root')) throw new UsageError('--tenant-state-root: only valid with --tenant-registry');
 
   const tokenFile = pathFlag(flags, 'token-file', cwd);
@@ -228,6 +234,7 @@ export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     tenants,
     tenantStateRoot: effectiveTenantStateRoot,
     sandboxRunner,
+    sandboxRuntime: sandboxRuntime as SandboxRuntimeName,
     sandboxQuota: sandboxQuota(flags),
     yolo: flags.get('yolo') === true,
     projectInstructions: flags.get('no-project-instructions') !== true,

@@ -23,6 +23,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'tenant-registry', kind: 'string', help: 'multi-tenant credential registry (JSON, mode 0600)' },
   { name: 'tenant-state-root', kind: 'string', help: 'server-owned tenant storage (with --tenant-registry)' },
   { name: 'sandbox-runner', kind: 'string', help: 'trusted sandbox runner program (docs/SANDBOX.md)' },
+  { name: 'sandbox-runtime', kind: 'string', help: 'what confines the runner\'s commands: bubblewrap, or gvisor (gVisor\'s runsc, a user-space kernel; with --sandbox-runner; docs/SANDBOX.md)', default: 'bubblewrap' },
   { name: 'sandbox-disk-quota', kind: 'size', help: 'size of each tenant sandbox\'s file system: bytes, or K, M, G, T (powers of 1024); 0 = no disk or inode quota (docs/SANDBOX.md)', default: '10G', min: 8 * 1024 * 1024 },
   { name: 'sandbox-inode-quota', kind: 'integer', help: 'files and directories a tenant sandbox may hold (with a disk quota)', default: 1_000_000, min: 64, max: 4_000_000_000 },
   { name: 'yolo', kind: 'boolean', help: 'auto-approve tool_approval and root_access requests' },

@@ -10,28 +10,32 @@ import { join } from 'node:path';
 import { runnerEnvironment, SandboxClient, SandboxError } from './sandbox-client.ts';
 import type { ReadyLine } from '../sandbox/protocol.ts';
 
-/** The runner's own start includes a confined `true`; a loaded host may need a few seconds. */
-const PROBE_READY_TIMEOUT_MS = 20_000;
+/** The runner's own start includes a confined `true` (under gVisor two containers); a loaded host may need a few seconds. */
+const PROBE_READY_TIMEOUT_MS = 30_000;
 
 export class SandboxRunnerRefused extends Error {
   constructor(
     readonly runner: string,
     reason: string,
+    runtime = 'bubblewrap',
   ) {
-    super(`--sandbox-runner ${runner}: ${reason}`);
+    super(`--sandbox-runner ${runner}${runtime === 'bubblewrap' ? '' : ` (--sandbox-runtime ${runtime})`}: ${reason}`);
     this.name = 'SandboxRunnerRefused';
   }
 }
 
-/** Resolves with the runner's ready line, or rejects with SandboxRunnerRefused saying why. */
-export async function probeSandboxRunner(runner: string, readyTimeoutMs = PROBE_READY_TIMEOUT_MS): Promise<ReadyLine> {
+/**
+ * Resolves with the runner's ready line, or rejects with SandboxRunnerRefused saying why.
+ * `runtime` names the one the runner is started with (AGENTD_SANDBOX_RUNTIME), for the refusal.
+ */
+export async function probeSandboxRunner(runner: string, runtime = 'bubblewrap', readyTimeoutMs = PROBE_READY_TIMEOUT_MS): Promise<ReadyLine> {
   const workspace = mkdtempSync(join(tmpdir(), 'agentd-sandbox-probe-'));
   const client = new SandboxClient({ command: [runner, '--workspace', workspace], env: runnerEnvironment(), readyTimeoutMs });
   try {
     return await client.start();
   } catch (error) {
     const reason = error instanceof SandboxError ? error.message : `cannot start it: ${(error as Error).message}`;
-    throw new SandboxRunnerRefused(runner, reason.replace(/\s*\n\s*/g, ' '));
+    throw new SandboxRunnerRefused(runner, reason.replace(/\s*\n\s*/g, ' '), runtime);
   } finally {
     await client.close();
     rmSync(workspace, { recursive: true, force: true });

@@ -80,6 +80,8 @@ export interface ReadyLine {
   workspace: string;
   limits: { cpus: number; memoryBytes: number; processes: number };
   cgroupVersion: 1 | 2;
+  /** what confines each command: bubblewrap, or gVisor's runsc (docs/SANDBOX.md, "Runtimes"); absent from an older runner */
+  runtime?: 'bubblewrap' | 'gvisor';
 }
 
 /** Printed instead of `ready` (then the runner exits 1) when the host cannot give a guarantee. */

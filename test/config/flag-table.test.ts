@@ -30,7 +30,7 @@ describe('the flag table', () => {
         'max-event-subscribers-per-tenant': config.limits.maxEventSubscribersPerTenant, 'event-replay-limit': config.limits.eventReplayLimit,
         'maximum-request-bytes': config.limits.maximumRequestBytes, 'model-stall-timeout': config.limits.modelStallTimeoutMs / 1000,
         'turn-lease-seconds': config.turnLeaseSeconds, 'revert-history': config.limits.revertHistory, 'max-watches-per-tenant': config.limits.maxWatchesPerTenant, 'revert-bytes-per-tenant': config.limits.revertBytesPerTenant,
-        'sandbox-disk-quota': config.sandboxQuota?.bytes, 'sandbox-inode-quota': config.sandboxQuota?.inodes,
+        'sandbox-disk-quota': config.sandboxQuota?.bytes, 'sandbox-inode-quota': config.sandboxQuota?.inodes, 'sandbox-runtime': config.sandboxRuntime,
       };
       const help = formatServeHelp();
       for (const flag of SERVE_FLAGS.filter((row) => row.default !== undefined)) {
@@ -72,6 +72,20 @@ describe('the flag table', () => {
       await refused(['--sandbox-disk-quota', '7M'], /^--sandbox-disk-quota: must be 0 \(off\) or at least 8388608 bytes$/);
       for (const bad of ['ten', '-1', '1.5G', '10X', '']) await refused(['--sandbox-disk-quota', bad], /^--sandbox-disk-quota: expected a size/);
       await refused(['--sandbox-disk-quota', '0', '--sandbox-inode-quota', '500'], /^--sandbox-inode-quota: needs a disk quota/);
+    });
+  });
+
+  it('takes --sandbox-runtime bubblewrap or gvisor with a runner, and refuses another name or one without a runner', async () => {
+    await withStateDir(async (stateDir) => {
+      const runner = process.execPath; // an executable regular file outside the workspace root; only its checks run here
+      const workspace = mkdtempSync(join(tmpdir(), 'agentd-flags-work-'));
+      const load = (...argv: string[]) => loadConfig(['--state-dir', stateDir, '--workspace-root', workspace, ...argv], NO_TOKEN, stateDir);
+      assert.equal((await load('--sandbox-runner', runner)).sandboxRuntime, 'bubblewrap');
+      assert.equal((await load('--sandbox-runner', runner, '--sandbox-runtime', 'gvisor')).sandboxRuntime, 'gvisor');
+      const refused = (argv: string[], message: RegExp) => assert.rejects(load(...argv), (error: unknown) => error instanceof UsageError && message.test(error.message));
+      await refused(['--sandbox-runner', runner, '--sandbox-runtime', 'runc'], /^--sandbox-runtime: must be one of bubblewrap, gvisor$/);
+      await refused(['--sandbox-runtime', 'gvisor'], /^--sandbox-runtime: only valid with --sandbox-runner$/);
+      rmSync(workspace, { recursive: true, force: true });
     });
   });
 });

@@ -6,6 +6,7 @@ import { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { detectCgroupLayout } from '../../src/sandbox/cgroups/layout.ts';
 import type { ResultLine } from '../../src/sandbox/protocol.ts';
 import { DEFAULT_GUEST_HOST_UID } from '../../src/sandbox/runner/guest-identity.ts';
+import { SANDBOX_RUNTIMES, type SandboxRuntimeName } from '../../src/config/sandbox-runtimes.ts';
 
 export const RUNNER_SOURCE = new URL('../../src/sandbox/runner/main.ts', import.meta.url).pathname;
 
@@ -23,8 +24,14 @@ export function runnerCommand(workspace: string): string[] {
   return [process.execPath, '--import', 'tsx', RUNNER_SOURCE, '--workspace', workspace];
 }
 
-export function sandboxClient(workspace: string, env: NodeJS.ProcessEnv = {}): SandboxClient {
-  return new SandboxClient({ command: runnerCommand(workspace), env: { PATH: process.env.PATH, ...env }, readyTimeoutMs: 20_000 });
+/**
+ * The runtimes the sandbox suite runs under (docs/SANDBOX.md, "Runtimes"): the isolation, network,
+ * limit and fault tests run under each; see each file for the ones that are one runtime's own.
+ */
+export const RUNTIMES: readonly SandboxRuntimeName[] = SANDBOX_RUNTIMES;
+
+export function sandboxClient(workspace: string, env: NodeJS.ProcessEnv = {}, runtime: SandboxRuntimeName = 'bubblewrap'): SandboxClient {
+  return new SandboxClient({ command: runnerCommand(workspace), env: { PATH: process.env.PATH, AGENTD_SANDBOX_RUNTIME: runtime, ...env }, readyTimeoutMs: 40_000 });
 }
 
 /** Runs a shell string and returns its whole output and result. */

@@ -49,14 +49,14 @@ function removeFilesOfDeadRunners(): void {
   }
 }
 
-/** Writes the generated files into a private directory; `remove` deletes it at shutdown. */
-export function writeGuestEtc(home: string): { directory: string; remove(): void } {
+/** Writes the generated files into a private directory; `remove` deletes it at shutdown. `ids`: the guest's uid and gid inside (1000 but under gVisor, runtimes/oci-spec.ts). */
+export function writeGuestEtc(home: string, ids = { uid: GUEST_UID, gid: GUEST_GID }): { directory: string; remove(): void } {
   removeFilesOfDeadRunners();
   const directory = mkdtempSync(join(tmpdir(), ETC_PREFIX));
   writeFileSync(join(directory, RUNNER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
   const files: Record<(typeof GENERATED_ETC_FILES)[number], string> = {
-    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${GUEST_USER}:x:${GUEST_UID}:${GUEST_GID}:agent:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-    group: `root:x:0:\n${GUEST_USER}:x:${GUEST_GID}:\nnogroup:x:65534:\n`,
+    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${GUEST_USER}:x:${ids.uid}:${ids.gid}:agent:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\n${GUEST_USER}:x:${ids.gid}:\nnogroup:x:65534:\n`,
     hosts: '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n',
     // slirp4netns's DNS forwarder: the one private address the network filter lets through (port 53)
     'resolv.conf': 'nameserver 10.0.2.3\n',

@@ -1,6 +1,7 @@
 /**
  * `agentd-sandbox --workspace DIR [--home DIR]`: one tenant's sandbox runner (docs/SANDBOX.md).
- * It first makes sure the host can give every guarantee (bubblewrap, user and network namespaces,
+ * Its runtime (bubblewrap, or gVisor's runsc) is AGENTD_SANDBOX_RUNTIME's, chosen once by agentd.
+ * It first makes sure the host can give every guarantee (the runtime, user and network namespaces,
  * nftables, slirp4netns, the cgroup limits) and proves it by running `true` confined; only then
  * does it print `ready`. Anything missing is one `unavailable` line and exit 1: never a weaker sandbox.
  */
@@ -16,6 +17,9 @@ import { writeGuestEtc } from './guest-files.ts';
 import { guestHostIdentity, handOver } from './guest-identity.ts';
 import { startStaging, type Staging } from './staging.ts';
 import { TenantNetwork } from './network.ts';
+import { bubblewrapRuntime } from './runtimes/bubblewrap-runtime.ts';
+import { checkGvisorHost, startGvisorRuntime } from './runtimes/gvisor-runtime.ts';
+import { chosenRuntime, type SandboxRuntime } from './runtimes/runtime.ts';
 import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
 import { RunnerSession } from './session.ts';
 import { findTools } from './tools.ts';
@@ -38,6 +42,7 @@ interface Resources {
   cgroup?: TenantCgroup;
   network?: TenantNetwork;
   staging?: Staging;
+  runtime?: SandboxRuntime;
   removeEtc?: () => void;
 }
 
@@ -45,31 +50,32 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const { values } = parseArgs({ options: { workspace: { type: 'string' }, home: { type: 'string' } }, strict: true });
   const workspace = directoryOption(values.workspace, 'workspace');
   const home = values.home === undefined ? null : directoryOption(values.home, 'home');
-  const tools = findTools(process.env);
+  const runtimeName = chosenRuntime(process.env);
+  if (runtimeName === 'gvisor') checkGvisorHost();
+  const tools = findTools(process.env, runtimeName);
   const identity = guestHostIdentity(workspace, process.env);
   const system = inspectSystemEntries();
   const layout = detectCgroupLayout(process.env.AGENTD_SANDBOX_CGROUP_ROOT || '/sys/fs/cgroup');
   if (!layout.ok) throw new Unavailable(layout.missing, layout.message);
   resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, SANDBOX_LIMITS);
-  const etc = writeGuestEtc(GUEST_HOME);
+  const etc = writeGuestEtc(GUEST_HOME, runtimeName === 'gvisor' && identity !== null ? identity : undefined);
   resources.removeEtc = etc.remove;
   chmodSync(etc.directory, 0o755); // read by bwrap as the guest's host user
   // Independent steps, each a few helper processes, side by side; no guest command runs before all are done.
   const steps: Promise<void>[] = [TenantNetwork.start(tools, identity).then((network) => void (resources.network = network))];
   if (identity !== null) {
     // after the groups of dead runners were emptied: no guest of this tenant runs while the hand-over walks its files
-    steps.push(handOver(tools.bwrap, system, home === null ? [workspace] : [workspace, home], identity));
+    if (runtimeName === 'bubblewrap') steps.push(handOver(tools.bwrap, system, home === null ? [workspace] : [workspace, home], identity));
     steps.push(startStaging(tools, etc.directory, { workspace, home }).then((staging) => void (resources.staging = staging)));
   }
   const failed = (await Promise.allSettled(steps)).find((step) => step.status === 'rejected');
   if (failed) throw failed.reason; // release() ends the steps that did start
-  const context: SandboxContext = {
-    tools,
-    layout: { workspace, home, generatedEtc: resources.staging?.etc ?? etc.directory, system },
-    identity: identity === null ? null : { ...identity, staging: resources.staging! },
-    cgroup: resources.cgroup,
-    enterNetwork: resources.network!.enterPrefix(tools),
-  };
+  const tenantLayout = { workspace, home, generatedEtc: resources.staging?.etc ?? etc.directory, system };
+  const staged = identity === null ? null : { ...identity, staging: resources.staging! };
+  resources.runtime = runtimeName === 'gvisor'
+    ? await startGvisorRuntime({ tools, layout: { ...tenantLayout, generatedEtc: etc.directory }, identity: staged!, networkHolderPid: resources.network!.holderPid, environment: process.env })
+    : bubblewrapRuntime({ tools, layout: tenantLayout, identity: staged, enterNetwork: resources.network!.enterPrefix(tools) });
+  const context: SandboxContext = { runtime: resources.runtime, cgroup: resources.cgroup };
   await proveConfinement(context);
   return context;
 }
@@ -85,13 +91,16 @@ async function proveConfinement(context: SandboxContext): Promise<void> {
     onOutput: (_stream, chunk) => (stderr += chunk.toString('utf8')),
   });
   const outcome = await probe.done;
-  if (outcome.exitCode !== 0) throw new Unavailable('bwrap', `bubblewrap cannot confine a command here: ${stderr.trim() || `exit ${outcome.exitCode}`}`);
+  if (outcome.exitCode === 0) return;
+  const runtime = context.runtime.name === 'gvisor' ? ['runsc', 'runsc'] : ['bwrap', 'bubblewrap'];
+  throw new Unavailable(runtime[0], `${runtime[1]} cannot confine a command here: ${stderr.trim() || `exit ${outcome.exitCode}`}`);
 }
 
 async function release(resources: Resources): Promise<void> {
   await resources.cgroup?.killAll();
   resources.network?.close();
   resources.staging?.close();
+  resources.runtime?.close();
   resources.cgroup?.remove();
   resources.removeEtc?.();
 }
@@ -125,6 +134,7 @@ async function main(): Promise<void> {
     workspace: GUEST_WORKSPACE,
     limits: { ...SANDBOX_LIMITS },
     cgroupVersion: context.cgroup.version,
+    runtime: context.runtime.name,
   });
   setImmediate(flushCompileCache); // bin/compile-cache.js, kept even if this runner is killed
   process.stdin.on('data', (chunk: Buffer) => session.push(chunk));

@@ -1,10 +1,10 @@
 /**
  * Runs one command inside the tenant's sandbox and reports how it ended. The spawned shell moves
- * itself into a cgroup of the command's own (inside the tenant's), then execs nsenter (the
- * tenant's network) which execs bwrap, so bwrap is the runner's direct child and every process
- * the command starts is in that group.
+ * itself into a cgroup of the command's own (inside the tenant's), then execs the runtime's argv
+ * (runtimes/: nsenter and bwrap, or setpriv, nsenter and runsc), so the runtime is the runner's
+ * direct child and every process the command starts, runsc's sandbox included, is in that group.
  *
- * A timeout or cancel kills the group, not just bwrap: bwrap forks the PID namespace's init, which
+ * A timeout or cancel kills the group, not just the runtime's first process: bwrap forks the PID namespace's init, which
  * mounts the whole view and only then takes its own session and arms --die-with-parent (right
  * before and after it forks the command). SIGKILL to bwrap during that setup, tens of
  * milliseconds on a loaded machine, left the init and then the command running, holding the
@@ -13,29 +13,15 @@
 import { spawn } from 'node:child_process';
 import type { ProcessOutcome } from '../protocol.ts';
 import type { TenantCgroup } from '../cgroups/tenant-group.ts';
-import { bubblewrapArguments, type TenantView } from '../bubblewrap.ts';
-import { GUEST_ENVIRONMENT } from './guest-files.ts';
-import type { HostIdentity } from './guest-identity.ts';
-import type { Staging } from './staging.ts';
-import type { Tools } from './tools.ts';
+import type { SandboxRuntime } from './runtimes/runtime.ts';
 
 /** `sh -c` script: write 0 (this shell) into each cgroup.procs given before `--`, then exec the rest. */
 const ENTER_CGROUP_THEN_EXEC = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"';
 
-/** What the tenant view shows, fixed when the runner starts. */
-export type TenantLayout = Pick<TenantView, 'workspace' | 'home' | 'generatedEtc' | 'system'>;
-
 export interface SandboxContext {
-  tools: Tools;
-  layout: TenantLayout;
-  /**
-   * The guest's unprivileged host user when the runner is root, else null (the runner's own), and
-   * the mount namespace where that user reaches the workspace and home (staging.ts).
-   */
-  identity: (HostIdentity & { staging: Staging }) | null;
+  /** what confines each command (bubblewrap or gVisor), behind one interface */
+  runtime: SandboxRuntime;
   cgroup: TenantCgroup;
-  /** argv prefix that joins the tenant's network namespace */
-  enterNetwork: string[];
 }
 
 export interface ProcessSpec {
@@ -53,29 +39,12 @@ export interface RunningProcess {
   done: Promise<ProcessOutcome>;
 }
 
-/**
- * A root runner's command enters the runner's staging mount namespace and leaves root (and every
- * capability) in the same step, before it touches the tenant's namespaces.
- */
-function dropToGuest(context: SandboxContext): string[] {
-  const { identity } = context;
-  return identity === null ? [] : identity.staging.enterAsGuest(identity);
-}
-
 export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec): RunningProcess {
   const started = performance.now();
   const oomKillsBefore = context.cgroup.oomKills();
   const group = context.cgroup.commandGroup();
-  const { identity, layout } = context;
-  const view = identity === null ? layout : { ...layout, workspace: identity.staging.workspace, home: layout.home === null ? null : identity.staging.home };
-  const argv = [
-    ...group.entryFiles,
-    '--',
-    ...dropToGuest(context),
-    ...context.enterNetwork,
-    context.tools.bwrap,
-    ...bubblewrapArguments({ view: 'tenant', ...view, command: spec.argv, cwd: spec.cwd, env: GUEST_ENVIRONMENT }),
-  ];
+  const launch = context.runtime.launch({ argv: spec.argv, cwd: spec.cwd });
+  const argv = [...group.entryFiles, '--', ...launch.argv];
   const child = spawn('/bin/sh', ['-c', ENTER_CGROUP_THEN_EXEC, 'sh', ...argv], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { PATH: '/usr/bin:/bin' },
@@ -120,6 +89,7 @@ export function startSandboxedProcess(context: SandboxContext, spec: ProcessSpec
       clearTimeout(timer);
       await group.killAll(); // normally empty already: the namespace ends with bwrap
       group.remove();
+      launch.release();
       resolve({
         exitCode,
         signal,

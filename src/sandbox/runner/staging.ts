@@ -35,6 +35,8 @@ export interface Staging {
   home: string;
   /** the generated /etc files, on a tmpfs of the namespace's own */
   etc: string;
+  /** the process holding the namespace: /proc/<pid>/ns/mnt is it */
+  holderPid: number;
   /** the argv prefix that enters the namespace as the guest's user (no capability left) */
   enterAsGuest(identity: HostIdentity): string[];
   close(): void;
@@ -62,6 +64,7 @@ export async function startStaging(tools: Tools, directory: string, sources: { w
     workspace,
     home,
     etc,
+    holderPid: holder.pid!,
     enterAsGuest: (identity) => [tools.nsenter, '-t', String(holder.pid), '--mount', '-S', String(identity.uid), '-G', String(identity.gid), '--'],
     close: () => void holder.kill('SIGKILL'),
   };

@@ -3,6 +3,7 @@
  * (a packaging choice, and how the tests make one of them deliberately unavailable).
  */
 import { accessSync, constants } from 'node:fs';
+import type { SandboxRuntimeName } from './runtimes/runtime.ts';
 import { Unavailable } from './unavailable.ts';
 
 export interface Tools {
@@ -11,8 +12,10 @@ export interface Tools {
   slirp4netns: string;
   unshare: string;
   nsenter: string;
-  /** drops a root runner's commands to the guest's unprivileged host user */
+  /** drops a root runner's commands to the guest's unprivileged host user; ties runsc to the runner's life */
   setpriv: string;
+  /** gVisor's runtime (the gvisor runtime only) */
+  runsc: string;
 }
 
 const DEFAULTS: Tools = {
@@ -22,6 +25,7 @@ const DEFAULTS: Tools = {
   unshare: '/usr/bin/unshare',
   nsenter: '/usr/bin/nsenter',
   setpriv: '/usr/bin/setpriv',
+  runsc: '/usr/bin/runsc',
 };
 
 const OVERRIDES: Record<keyof Tools, string> = {
@@ -31,6 +35,7 @@ const OVERRIDES: Record<keyof Tools, string> = {
   unshare: 'AGENTD_SANDBOX_UNSHARE',
   nsenter: 'AGENTD_SANDBOX_NSENTER',
   setpriv: 'AGENTD_SANDBOX_SETPRIV',
+  runsc: 'AGENTD_SANDBOX_RUNSC',
 };
 
 /** What each program guarantees, as the refusal names it. */
@@ -41,6 +46,7 @@ const GUARANTEE: Record<keyof Tools, string> = {
   unshare: 'user_namespaces',
   nsenter: 'network_namespaces',
   setpriv: 'user_namespaces',
+  runsc: 'runsc',
 };
 
 const DEBIAN_PACKAGE: Record<keyof Tools, string> = {
@@ -50,11 +56,14 @@ const DEBIAN_PACKAGE: Record<keyof Tools, string> = {
   unshare: 'util-linux',
   nsenter: 'util-linux',
   setpriv: 'util-linux',
+  runsc: 'runsc',
 };
 
-export function findTools(environment: NodeJS.ProcessEnv): Tools {
+/** The programs of the runtime's own (bwrap or runsc) and the ones both share; the other runtime's stays at its default, unchecked. */
+export function findTools(environment: NodeJS.ProcessEnv, runtime: SandboxRuntimeName = 'bubblewrap'): Tools {
   const tools = { ...DEFAULTS };
-  for (const name of Object.keys(DEFAULTS) as (keyof Tools)[]) {
+  const unused: keyof Tools = runtime === 'gvisor' ? 'bwrap' : 'runsc';
+  for (const name of (Object.keys(DEFAULTS) as (keyof Tools)[]).filter((name) => name !== unused)) {
     const path = environment[OVERRIDES[name]] || DEFAULTS[name];
     try {
       accessSync(path, constants.X_OK);
