@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { SandboxClient } from '../../src/exec/sandbox-client.ts';
 import { processesWith, waitUntil } from '../e2e/sandbox-support.ts';
 import { findTools } from '../../src/sandbox/runner/tools.ts';
-import { sandboxClient, scratchDirectory, shell, tenantGroupsOf } from './support.ts';
+import { GVISOR_HOST_TASKS } from '../../src/sandbox/runner/runtimes/gvisor-runtime.ts';
+import { RUNTIMES, sandboxClient, scratchDirectory, shell, tenantGroupsOf } from './support.ts';
 
 /**
  * bubblewrap as the runner's AGENTD_SANDBOX_BWRAP, except that for a command naming `held-in-setup`
@@ -25,12 +26,12 @@ function bwrapHeldInSetup(): string {
   return wrapper;
 }
 
-describe('the sandbox limits', () => {
+for (const runtime of RUNTIMES) describe(`the sandbox limits (${runtime})`, () => {
   let client: SandboxClient;
   let workspace: string;
   before(async () => {
     workspace = scratchDirectory();
-    client = sandboxClient(workspace);
+    client = sandboxClient(workspace, {}, runtime);
     await client.start();
   });
   after(() => client.close());
@@ -50,7 +51,8 @@ describe('the sandbox limits', () => {
       assert.equal(read(groups.memory, 'memory.swap.max'), '0');
       assert.equal(read(groups.cpu, 'cpu.max'), '200000 100000');
     }
-    assert.equal(read(groups.pids, 'pids.max'), '512');
+    // under gVisor the host counts runsc's tasks, a larger budget; the guest's 512 are gVisor's kernel's (below)
+    assert.equal(read(groups.pids, 'pids.max'), runtime === 'gvisor' ? String(GVISOR_HOST_TASKS) : '512');
   });
 
   it('contains a fork bomb within 512 processes while the host stays responsive', async () => {
@@ -66,7 +68,7 @@ describe('the sandbox limits', () => {
       peak = Math.max(peak, Number(readFileSync(join(groups.pids, 'pids.current'), 'utf8')));
     }
     const result = await bomb;
-    assert.ok(peak <= 512, `peak ${peak}`);
+    assert.ok(peak <= (runtime === 'gvisor' ? GVISOR_HOST_TASKS : 512), `peak ${peak}`);
     assert.ok(peak > 100, `the bomb did fork (${peak})`);
     assert.ok(Math.max(...hostTicks) < 1000, `host timer late by ${Math.max(...hostTicks)} ms`);
     assert.equal(result.outcome?.timedOut, true);
@@ -74,7 +76,26 @@ describe('the sandbox limits', () => {
     assert.equal(output, 'after the bomb\n');
   });
 
-  it('holds exactly 512 processes: the group reaches 512 and the next fork is refused', async () => {
+  if (runtime === 'gvisor') {
+    it('holds exactly 512 guest processes: gVisor\'s kernel refuses the 513th fork', async () => {
+      const { output, result } = await shell(client, `python3 -c "
+import errno, os, time
+children = 0
+try:
+    while children < 2000:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        children += 1
+except OSError as error:
+    print('refused', errno.errorcode[error.errno], children + 1)
+"`, 90_000);
+      assert.equal(output, 'refused EAGAIN 512\n', 'python and its 511 children, then the refusal');
+      assert.equal(result.outcome?.exitCode, 0);
+    });
+  }
+
+  if (runtime === 'bubblewrap') it('holds exactly 512 processes: the group reaches 512 and the next fork is refused', async () => {
     const groups = tenantGroupsOf(client.runnerPid!);
     // forks until the kernel refuses, then holds its children until the host has counted them
     let output = '';

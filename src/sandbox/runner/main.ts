@@ -18,7 +18,7 @@ import { guestHostIdentity, handOver } from './guest-identity.ts';
 import { startStaging, type Staging } from './staging.ts';
 import { TenantNetwork } from './network.ts';
 import { bubblewrapRuntime } from './runtimes/bubblewrap-runtime.ts';
-import { checkGvisorHost, startGvisorRuntime } from './runtimes/gvisor-runtime.ts';
+import { checkGvisorHost, GVISOR_HOST_TASKS, startGvisorRuntime } from './runtimes/gvisor-runtime.ts';
 import { chosenRuntime, type SandboxRuntime } from './runtimes/runtime.ts';
 import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
 import { RunnerSession } from './session.ts';
@@ -57,7 +57,8 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const system = inspectSystemEntries();
   const layout = detectCgroupLayout(process.env.AGENTD_SANDBOX_CGROUP_ROOT || '/sys/fs/cgroup');
   if (!layout.ok) throw new Unavailable(layout.missing, layout.message);
-  resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, SANDBOX_LIMITS);
+  const hostLimits = runtimeName === 'gvisor' ? { ...SANDBOX_LIMITS, processes: GVISOR_HOST_TASKS } : SANDBOX_LIMITS;
+  resources.cgroup = TenantCgroup.create(layout.layout, `agentd-sandbox-${process.pid}`, hostLimits);
   const etc = writeGuestEtc(GUEST_HOME, runtimeName === 'gvisor' && identity !== null ? identity : undefined);
   resources.removeEtc = etc.remove;
   chmodSync(etc.directory, 0o755); // read by bwrap as the guest's host user
@@ -73,7 +74,7 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const tenantLayout = { workspace, home, generatedEtc: resources.staging?.etc ?? etc.directory, system };
   const staged = identity === null ? null : { ...identity, staging: resources.staging! };
   resources.runtime = runtimeName === 'gvisor'
-    ? await startGvisorRuntime({ tools, layout: { ...tenantLayout, generatedEtc: etc.directory }, identity: staged!, networkHolderPid: resources.network!.holderPid, environment: process.env })
+    ? await startGvisorRuntime({ tools, layout: { ...tenantLayout, generatedEtc: etc.directory }, identity: staged!, networkHolderPid: resources.network!.holderPid, environment: process.env, processes: SANDBOX_LIMITS.processes })
     : bubblewrapRuntime({ tools, layout: tenantLayout, identity: staged, enterNetwork: resources.network!.enterPrefix(tools) });
   const context: SandboxContext = { runtime: resources.runtime, cgroup: resources.cgroup };
   await proveConfinement(context);

@@ -27,6 +27,14 @@ import type { SandboxRuntime } from './runtime.ts';
 /** `<tmpdir>/agentd-runsc-<runner pid>`: the runner's runsc state, bundles and root; the orphan sweep finds runsc processes by it. */
 export const RUNSC_DIRECTORY_PREFIX = 'agentd-runsc-';
 
+/**
+ * The tenant cgroup's pids.max under gVisor. The host sees runsc's tasks, not the guest's
+ * processes: about 150 threads of gVisor's kernel and file proxy per running command, and under
+ * ptrace a tracer thread and a stub per guest thread. The guest's own 512 are counted by gVisor's
+ * kernel (RLIMIT_NPROC, oci-spec.ts); this bound keeps runsc itself from exhausting the host.
+ */
+export const GVISOR_HOST_TASKS = 4096;
+
 /** gVisor platforms (how the sentry intercepts the guest's system calls); runsc's own default when unset. */
 const PLATFORMS = ['ptrace', 'systrap', 'kvm'];
 
@@ -37,6 +45,8 @@ export interface GvisorSetup {
   /** pid of the process holding the tenant's network namespace (network.ts) */
   networkHolderPid: number;
   environment: NodeJS.ProcessEnv;
+  /** the guest's process limit (SANDBOX_LIMITS.processes) */
+  processes: number;
 }
 
 export function runscDirectory(runnerPid: number): string {
@@ -47,7 +57,8 @@ export function runscDirectory(runnerPid: number): string {
 function globalFlags(state: string, environment: NodeJS.ProcessEnv): string[] {
   const platform = environment.AGENTD_SANDBOX_RUNSC_PLATFORM;
   if (platform && !PLATFORMS.includes(platform)) throw new Unavailable('runsc', `AGENTD_SANDBOX_RUNSC_PLATFORM must be one of ${PLATFORMS.join(', ')}, not ${platform}`);
-  return ['--root', state, ...(platform ? [`--platform=${platform}`] : [])];
+  // --ignore-cgroups: runsc would otherwise make a cgroup of its own at the hierarchy's root and leave the tenant's limits
+  return ['--root', state, '--ignore-cgroups', ...(platform ? [`--platform=${platform}`] : [])];
 }
 
 /** Removes the runsc directories of runners that no longer run (a runner killed outright leaves its own). */
@@ -117,7 +128,7 @@ export async function startGvisorRuntime(setup: GvisorSetup): Promise<SandboxRun
   return {
     name: 'gvisor',
     launch: ({ argv, cwd }) => {
-      const container = bundle(tenantSpec({ rootfs, command: argv, cwd, env: GUEST_ENVIRONMENT, ...view, identity }));
+      const container = bundle(tenantSpec({ rootfs, command: argv, cwd, env: GUEST_ENVIRONMENT, ...view, identity, processes: setup.processes }));
       return { argv: [...enter, '--network=host', 'run', '--bundle', container.path, container.id], release: () => release(container) };
     },
     close: () => rmSync(directory, { recursive: true, force: true }),

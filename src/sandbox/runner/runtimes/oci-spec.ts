@@ -35,6 +35,8 @@ export interface TenantContainer {
   home: string | null;
   /** the guest's unprivileged host user, its uid inside too: it owns what the guest writes */
   identity: HostIdentity;
+  /** processes the guest may have at once, counted by gVisor's kernel (RLIMIT_NPROC) */
+  processes: number;
 }
 
 export function tenantMounts(container: Pick<TenantContainer, 'system' | 'generatedEtc' | 'workspace' | 'home' | 'identity'>): OciMount[] {
@@ -64,6 +66,7 @@ export function tenantSpec(container: TenantContainer): object {
       cwd: container.cwd,
       capabilities: NO_CAPABILITIES,
       noNewPrivileges: true,
+      rlimits: [{ type: 'RLIMIT_NPROC', hard: container.processes, soft: container.processes }],
     },
     root: { path: container.rootfs, readonly: true },
     hostname: GUEST_HOSTNAME,
