@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { Logger } from 'pino';
+import { RUNSC_DIRECTORY_PREFIX } from './runner/runtimes/gvisor-runtime.ts';
 
 /** How long the sweep goes on while orphans keep turning up (a killed bwrap's child is the next one). */
 const SWEEP_DEADLINE_MS = 2000;
@@ -15,7 +17,10 @@ const SWEEP_PASS_INTERVAL_MS = 10;
  * session last, for the command), and always the outer bwrap of a sandbox not started detached.
  * Killing the init ends the whole namespace. Killing an outer bwrap orphans the init it may have
  * just forked, so the sweep looks again until it finds none.
- * Returns how many bwrap processes were ended.
+ * Under gVisor the same holds for runsc: `runsc run` dies with its runner (setpriv --pdeathsig)
+ * and takes its sandbox and file proxy with it, but a runsc process whose `--root` is the runsc
+ * directory of a runner that no longer runs (gvisor-runtime.ts) is ended too.
+ * Returns how many bwrap and runsc processes were ended.
  */
 export function endOrphanedSandboxes(stateDir: string, logger: Logger): number {
   const ended = new Set<number>();
@@ -42,8 +47,20 @@ export function endOrphanedSandboxes(stateDir: string, logger: Logger): number {
 function orphanedSandboxes(stateDir: string): number[] {
   return processIds().filter((pid) => {
     const argv = argvOf(pid);
-    return argv !== null && isBwrap(argv) && masks(argv, stateDir) && !ownedByLiveNode(pid);
+    if (argv === null) return false;
+    return (isBwrap(argv) && masks(argv, stateDir) && !ownedByLiveNode(pid)) || isRunscOfDeadRunner(argv);
   });
+}
+
+const RUNSC_PROGRAM = /(^|\/)runsc(-gofer|-sandbox)?$/;
+
+/** runsc, its sandbox (`runsc-sandbox`) or its file proxy (`runsc-gofer`), with the runsc root of a runner that has ended. */
+function isRunscOfDeadRunner(argv: string[]): boolean {
+  if (!RUNSC_PROGRAM.test(argv[0] ?? '')) return false;
+  const prefix = `${tmpdir()}/${RUNSC_DIRECTORY_PREFIX}`;
+  const root = argv.map((argument, index) => (argument === '--root' ? argv[index + 1] : argument.startsWith('--root=') ? argument.slice(7) : null)).find((value) => value?.startsWith(prefix));
+  const runnerPid = root === undefined || root === null ? undefined : /^(\d+)\//.exec(root.slice(prefix.length))?.[1];
+  return runnerPid !== undefined && !existsSync(`/proc/${runnerPid}`);
 }
 
 /**
