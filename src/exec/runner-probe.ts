@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { runnerEnvironment, SandboxClient, SandboxError } from './sandbox-client.ts';
 import type { ReadyLine } from '../sandbox/protocol.ts';
 
-/** The runner's own start includes a confined `true` (under gVisor two containers); a loaded host may need a few seconds. */
-const PROBE_READY_TIMEOUT_MS = 30_000;
+/** The runner's own start includes a confined `true` (under gVisor two containers, about a second each); a loaded host may need a few seconds. */
+const PROBE_READY_TIMEOUT_MS = 20_000;
 
 export class SandboxRunnerRefused extends Error {
   constructor(

@@ -21,6 +21,10 @@ describe('a host that cannot give a guarantee', () => {
     ['nftables', { AGENTD_SANDBOX_NFT: '/nonexistent/nft' }, /^nftables$/],
     ['slirp4netns', { AGENTD_SANDBOX_SLIRP4NETNS: '/nonexistent/slirp4netns' }, /^slirp4netns$/],
     ['user namespaces', { AGENTD_SANDBOX_UNSHARE: programOnPath('false') }, /^(user|network)_namespaces$/],
+    ['runsc (gvisor runtime)', { AGENTD_SANDBOX_RUNTIME: 'gvisor', AGENTD_SANDBOX_RUNSC: '/nonexistent/runsc' }, /^runsc$/],
+    ['a runsc that can run a container (gvisor runtime)', { AGENTD_SANDBOX_RUNTIME: 'gvisor', AGENTD_SANDBOX_RUNSC: programOnPath('false') }, /^runsc$/],
+    ['a runsc platform it knows (gvisor runtime)', { AGENTD_SANDBOX_RUNTIME: 'gvisor', AGENTD_SANDBOX_RUNSC_PLATFORM: 'vmware' }, /^runsc$/],
+    ['a runtime it knows', { AGENTD_SANDBOX_RUNTIME: 'runc' }, /^runtime$/],
   ];
   for (const [guarantee, env, missing] of cases) {
     it(`refuses to start without ${guarantee}, naming it, and never says ready`, () => {

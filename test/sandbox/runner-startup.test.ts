@@ -114,4 +114,28 @@ describe('--sandbox-runner at start-up', () => {
     await exited;
     assert.match(stdout, /agentd listening on http:\/\//, stderr);
   });
+
+  it('refuses --sandbox-runtime gvisor on a host without a working runsc, naming runsc', () => {
+    const missing = runnerScript(`AGENTD_SANDBOX_RUNSC=/nonexistent/runsc exec ${SHIPPED_RUNNER} "$@"`);
+    assertRefused(serve(['--workspace-root', workspace, '--sandbox-runner', missing, '--sandbox-runtime', 'gvisor']), /^agentd: --sandbox-runner .* \(--sandbox-runtime gvisor\): the sandbox cannot start: runsc: runsc is not an executable at \/nonexistent\/runsc/);
+    const broken = runnerScript(`AGENTD_SANDBOX_RUNSC=/bin/false exec ${SHIPPED_RUNNER} "$@"`);
+    assertRefused(serve(['--workspace-root', workspace, '--sandbox-runner', broken, '--sandbox-runtime', 'gvisor']), /\(--sandbox-runtime gvisor\): the sandbox cannot start: runsc: runsc cannot run a container here/);
+  });
+
+  it('serves with --sandbox-runtime gvisor and says at start-up which runtime confines the tools', async () => {
+    const state = scratchDirectory('agentd-runner-startup-');
+    const child = spawn(process.execPath, [AGENTD, 'serve', '--port', '0', '--state-dir', state, '--workspace-root', workspace, '--sandbox-runner', runnerScript(`exec ${SHIPPED_RUNNER} "$@"`), '--sandbox-runtime', 'gvisor'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const exited = once(child, 'exit');
+    const deadline = Date.now() + 60_000;
+    while (!stdout.includes('agentd listening') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGTERM');
+    await exited;
+    const ready = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).find((line) => line.msg === 'sandbox runner ready');
+    assert.equal(ready?.sandboxRuntime, 'gvisor', stdout);
+  });
 });
