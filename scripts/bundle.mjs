@@ -47,7 +47,7 @@ copyFileSync(new URL('api/contract.json', dist), new URL('contract.json', outdir
 // The SDK (`agentd/client`) as one ES module with its one dependency (eventsource-parser) inside:
 // a project that installs agentd for the client needs nothing else from the registry, and a
 // browser bundler or a <script type="module"> loads it as is. Its types stay tsc's dist/client/*.d.ts.
-await build({
+const client = await build({
   entryPoints: [new URL('client/index.js', dist).pathname],
   outfile: new URL('client/agentd-client.js', dist).pathname,
   absWorkingDir: root.pathname,
@@ -55,5 +55,8 @@ await build({
   format: 'esm',
   platform: 'neutral',
   target: 'es2022',
+  metafile: true,
   logLevel: 'warning',
 });
+// scripts/bill-of-materials.mjs declares what both bundles carry
+writeFileSync(new URL('client/meta.json', dist), JSON.stringify(client.metafile));
