@@ -10,6 +10,7 @@ import { loadMcpConfig, type McpServerConfig } from './mcp-config.ts';
 import { secretExposedBy, serverSecrets } from './server-secrets.ts';
 import { loadPermissionsFile, type PermissionRule } from './permissions-file.ts';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks.ts';
+import { addEnvironmentFlags, nameTheVariable } from './environment-flags.ts';
 
 export interface Limits {
   maxConcurrentTurns: number;
@@ -110,6 +111,16 @@ export function isLoopbackHost(host: string): boolean {
  */
 export async function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Config> {
   const flags = parseFlags(argv);
+  const fromEnvironment = addEnvironmentFlags(flags, env);
+  try {
+    return await configFrom(flags, env, cwd);
+  } catch (error) {
+    throw nameTheVariable(error, fromEnvironment);
+  }
+}
+
+/** The flags, those the environment gave included, validated into one Config. */
+async function configFrom(flags: RawFlags, env: NodeJS.ProcessEnv, cwd: string): Promise<Config> {
   const text = (name: string) => flags.get(name) as string | undefined;
 
   const host = text('host') ?? stringDefault('host');

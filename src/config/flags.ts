@@ -78,6 +78,11 @@ export function parseSize(text: string): number | null {
   return Number.isSafeInteger(bytes) ? bytes : null;
 }
 
+/** The variable a flag is also read from (environment-flags.ts): `database-url` → `AGENTD_DATABASE_URL` */
+export function environmentVariableOf(flagName: string): string {
+  return `AGENTD_${flagName.toUpperCase().replaceAll('-', '_')}`;
+}
+
 function defaultTextOf(flag: FlagDefinition): string | undefined {
   return flag.defaultText ?? (flag.default === undefined ? undefined : String(flag.default));
 }
@@ -124,11 +129,13 @@ export function formatServeHelp(): string {
   const lines = ['Usage: agentd serve [options]', '', 'Options:'];
   const rows = SERVE_FLAGS.map((flag) => ({
     left: `  --${flag.name}${flag.kind === 'boolean' ? '' : ' <value>'}`,
-    right: flag.help + (defaultTextOf(flag) ? ` (default: ${defaultTextOf(flag)})` : ''),
+    right: flag.help + (defaultTextOf(flag) ? ` (default: ${defaultTextOf(flag)})` : '') + ` [${environmentVariableOf(flag.name)}]`,
   }));
   // the widest option name sets the column, with two spaces to spare
   const width = Math.max(...rows.map((row) => row.left.length)) + 2;
   for (const row of rows) lines.push(row.left.padEnd(width) + row.right);
+  lines.push('', 'Each option is also read from the variable in brackets when the command line does not give it: true or false for',
+    'a switch, commas between the values of a repeatable option; an empty variable counts as unset.');
   lines.push('', 'Environment: SERVICE_TOKEN (bearer token), OPENAI_API_KEY, ANTHROPIC_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT (traces)');
   return lines.join('\n');
 }
