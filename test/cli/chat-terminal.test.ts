@@ -226,7 +226,8 @@ describe('agentd chat in a terminal (tmux)', () => {
     mkdirSync(sub, { recursive: true });
     const here = newChat('cwd-here');
     await here.start(server.url, sub);
-    assert.match(here.screen(), new RegExp(`new session on the default model · cwd ${sub.replace(/[/.]/g, '\\$&')}\n`));
+    // with --url the directory is checked at start by making the session there
+    assert.match(here.screen(), new RegExp(`session [0-9a-f-]{36} · \\S+ · cwd ${sub.replace(/[/.]/g, '\\$&')}\n`));
     fake.enqueue({ kind: 'reply', text: 'In sub.' });
     here.send('where am I', 'Enter');
     await here.waitForScreen(/In sub\.\n+›/);
@@ -239,9 +240,9 @@ describe('agentd chat in a terminal (tmux)', () => {
 
     const outside = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-chat-outside-')));
     try {
+      // refused at start, before any prompt
       const remote = newChat('cwd-outside-url');
-      await remote.start(server.url, outside);
-      remote.send('hello', 'Enter');
+      remote.run(['--url', server.url], outside);
       const refused = await remote.waitForScreen(/CHAT-EXITED-\d+/, 90_000);
       assert.match(refused, /CHAT-EXITED-2/);
       assert.match(refused, new RegExp(`the server refuses ${outside.replace(/[/.]/g, '\\$&')} as the session's directory \\(workspace_not_allowed: `));

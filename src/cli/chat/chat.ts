@@ -4,14 +4,12 @@ import { COMMANDS_HELP, runCommand, steerWords, type CommandContext } from './co
 import { ChatOutput, type RequestChoice } from './render.ts';
 import { SessionPicker, type PickerKey } from './session-picker.ts';
 import { showRecentTurns } from './sessions.ts';
+import { showEvent } from './event-view.ts';
+import { autoAnswerNotice, autoDecision, choiceFor, choicesOf, UNANSWERED, wordsQuestion, type AutoAnswer } from './approvals.ts';
 import { StatusLine } from './status-line.ts';
 import { TerminalScreen, type OutputStream } from './terminal-screen.ts';
 import { WORKSPACE_REFUSALS, workspaceRefusal } from './preflight.ts';
 
-/** Options that need text typed after the key: the value of the resolve (a budget's raise: the new limit). */
-const OPTIONS_WITH_TEXT = new Set(['custom', 'request_changes', 'raise']);
-const WORDS_QUESTION: Record<string, string> = { deny: 'why (the model is told): ', raise: 'new limit: ' };
-const KEYS = '123456789abcdefghijklmnopqrstuvwxyz'.split('');
 /** A line typed while the server restarts waits for it: about a minute of retries (5 s apart at most). */
 const SUBMIT_RETRIES = 15;
 /** How long a new session's event stream may take to open before its first turn is sent anyway. */
@@ -20,6 +18,8 @@ const STREAM_OPEN_WAIT_MS = 5_000;
 export interface ChatTerminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
   output: OutputStream;
+  /** --json: where the events go, one JSON object a line (`output` then carries the notices) */
+  events?: NodeJS.WritableStream;
 }
 
 export interface ChatSetup {
@@ -35,6 +35,8 @@ export interface ChatSetup {
   rich: boolean;
   /** --output-schema: given to every turn; its result is printed as one line of JSON */
   outputSchema?: Record<string, unknown> | null;
+  /** --yolo (allow_once) or --deny: the answer to every approval of the run */
+  autoAnswer?: AutoAnswer | null;
 }
 
 interface ActiveTurn {
@@ -63,6 +65,8 @@ export class Chat {
   private readonly screen: TerminalScreen;
   private readonly output: ChatOutput;
   private readonly status: StatusLine;
+  /** --json: the events, one JSON object a line */
+  private readonly events: NodeJS.WritableStream | null;
   private readonly lines: Interface;
   private readonly queue: QueuedLine[] = [];
   private session: Session | null;
@@ -83,6 +87,8 @@ export class Chat {
   private steeredTurnId: string | null = null;
   private connectionLost = false;
   private finished = false;
+  /** piped: 1 once a turn failed or was cancelled (or a line was refused), 2 once the server could not be reached */
+  private failure = 0;
   /** aborted when the chat ends: a submit still retrying gives up */
   private readonly ending = new AbortController();
   private ended!: (code: number) => void;
@@ -94,6 +100,7 @@ export class Chat {
     terminal: ChatTerminal,
   ) {
     this.session = setup.session;
+    this.events = terminal.events ?? null;
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
     this.screen = new TerminalScreen(terminal.output);
     this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ' });
@@ -115,6 +122,7 @@ export class Chat {
     const what = session ? `session ${session.id} · ${session.model}` : `new session on ${this.setup.model ?? 'the default model'}`;
     this.output.notice(`${what} · cwd ${session?.cwd ?? this.setup.cwd}`);
     this.output.notice(COMMANDS_HELP);
+    if (this.setup.autoAnswer) this.output.notice(autoAnswerNotice(this.setup.autoAnswer));
     if (session) {
       try {
         await this.switchTo(session);
@@ -161,8 +169,9 @@ export class Chat {
     if (this.steeredTurnId && !this.active) return this.follow(this.steeredTurnId);
     if (this.busy || this.active || this.pending || this.picker || this.steering > 0) {
       if (this.inputEnded && this.pending && !this.lines.terminal) {
-        this.output.error('input ended while a request waits for an answer');
-        this.finish(1);
+        this.output.error(UNANSWERED);
+        if (this.active?.id) void this.cancel(this.active.id);
+        this.finish(2);
       }
       return;
     }
@@ -180,6 +189,7 @@ export class Chat {
       else await this.submit(next.text);
     } catch (error) {
       this.output.error(describeError(error));
+      this.failure = Math.max(this.failure, error instanceof AgentdError ? 1 : 2);
     } finally {
       this.busy = false;
     }
@@ -303,44 +313,16 @@ export class Chat {
   }
 
   private async render(item: StreamItem): Promise<void> {
-    if (isReplayReset(item)) return this.refetchAfterGap();
+    if (isReplayReset(item)) {
+      this.events?.write(`${JSON.stringify(item)}\n`);
+      return this.refetchAfterGap();
+    }
     // The end of a turn learnt by a refetch comes before the replay of its events: shown once is enough.
     if (item.turnId && this.finishedTurns.has(item.turnId)) return;
     if (this.active && STREAMED_CONTENT.has(item.type)) this.active.shown = true;
+    this.events?.write(`${JSON.stringify(item)}\n`);
+    if (showEvent(item, { output: this.output, status: this.status, resultOnly: Boolean(this.setup.outputSchema) && !this.setup.rich })) return;
     switch (item.type) {
-      case 'turn.queued':
-        return this.status.setState('queued');
-      case 'turn.started':
-        return this.status.setState('waiting for the model');
-      case 'turn.result':
-        return this.output.line(JSON.stringify(item.data.result));
-      case 'response.text.delta':
-        // piped with a schema, the result line is the answer: a script reads exactly one JSON line
-        if (this.setup.outputSchema && !this.setup.rich) return;
-        this.status.setState('answering');
-        this.status.streamed(item.data.text.length);
-        return this.output.answerDelta(item.data.text);
-      case 'response.reasoning.delta':
-        this.status.setState('thinking');
-        this.status.streamed(item.data.text.length);
-        return this.output.reasoningDelta(item.data.text);
-      case 'tool.updated':
-        this.status.setState(`running ${item.data.name}`);
-        return this.output.toolCall(item.data.name, item.data.arguments);
-      case 'tool.output.updated': {
-        const last = item.data.output.trimEnd().split('\n').at(-1)?.trim();
-        return this.status.setState(`running ${item.data.name}${last ? `: ${last}` : ''}`);
-      }
-      case 'tool.finished':
-        this.status.setState('waiting for the model');
-        return this.output.toolOutput(item.data.output);
-      case 'warning':
-      case 'provider.limit':
-        return this.output.notice(`warning: ${item.data.text}`);
-      case 'response.restarted':
-        return this.output.notice(`the model starts its answer again (${item.data.reason})`);
-      case 'model.context.reset':
-        return this.output.notice(`context ${item.data.reason === 'clear' ? 'cleared' : 'compacted'}`);
       case 'request.created':
         return this.ask(item.data);
       case 'request.resolved':
@@ -383,6 +365,7 @@ export class Chat {
   private turnEnded(turnId: string, status: string, error: string | null): void {
     this.finishedTurns.set(turnId, { status, error });
     if (this.active?.id !== turnId) return;
+    if (status !== 'completed') this.failure = Math.max(this.failure, 1);
     this.active = null;
     this.pending = null;
     this.words?.abort();
@@ -406,14 +389,22 @@ export class Chat {
 
   private ask(request: HumanRequest): void {
     if (this.pending?.request.id === request.id) return;
-    const choices: RequestChoice[] = request.options.map((option, index) => ({ key: KEYS[index], decision: option, label: option, asksWords: OPTIONS_WITH_TEXT.has(option) }));
-    if (request.options.includes('deny') && choices.length < KEYS.length) {
-      choices.push({ key: KEYS[choices.length], decision: 'deny', label: 'deny, saying why', asksWords: true });
-    }
+    const auto = autoDecision(request, this.setup.autoAnswer ?? null);
+    if (auto) return void this.resolve(request, auto, undefined, this.setup.autoAnswer === 'allow_once' ? '--yolo' : '--deny');
+    const choices = choicesOf(request);
     this.pending = { request, choices };
     this.status.stop();
     this.output.request(request, choices);
+    if (this.answerFromInput()) return;
     if (this.inputEnded) void this.pump();
+  }
+
+  /** Piped: the line read after the question is its answer, though it was read before the question came. */
+  private answerFromInput(): boolean {
+    const next = this.lines.terminal ? undefined : this.queue.shift();
+    if (next === undefined) return false;
+    void this.answer(next.text.trim());
+    return true;
   }
 
   private async showPendingRequests(): Promise<void> {
@@ -443,28 +434,38 @@ export class Chat {
   private async answer(text: string): Promise<void> {
     const pending = this.pending;
     if (!pending) return;
-    const choice = pending.choices.find((candidate) => candidate.key === text) ?? pending.choices.find((candidate) => candidate.decision === text);
-    if (choice === undefined) return this.output.error(`answer with ${pending.choices.map((candidate) => candidate.key).join(', ')}`);
+    const choice = choiceFor(pending.choices, text);
+    if (choice === undefined) {
+      this.output.error(`answer with ${pending.choices.map((candidate) => `${candidate.key} (${candidate.label})`).join(', ')}`);
+      if (!this.answerFromInput() && this.inputEnded) void this.pump();
+      return;
+    }
     this.pending = null;
     let value: string | undefined;
     if (choice.asksWords) {
-      const words = await this.askWords(WORDS_QUESTION[choice.decision] ?? 'your words: ');
+      const words = await this.askWords(wordsQuestion(choice.decision));
       if (words === null) return;
       value = words;
     }
+    await this.resolve(pending.request, choice.decision, value);
+  }
+
+  private async resolve(request: HumanRequest, decision: string, value: string | undefined, by?: string): Promise<void> {
     try {
-      await this.client.resolveRequest({ path: { id: pending.request.id }, body: { decision: choice.decision, ...(value !== undefined ? { value } : {}) } });
-      this.output.notice(`→ ${choice.decision}${value ? `: ${value}` : ''}`);
+      await this.client.resolveRequest({ path: { id: request.id }, body: { decision, ...(value !== undefined ? { value } : {}) } });
+      this.output.notice(`→ ${decision}${value ? `: ${value}` : ''}${by ? ` (${by})` : ''}`);
       if (this.active && !this.pending) this.status.start(false);
     } catch (error) {
       this.output.error(describeError(error));
       // a refused answer (a raise not above spent) leaves the request waiting: ask it again
-      if (error instanceof AgentdError && error.code === 'invalid_decision' && !this.pending) this.ask(pending.request);
+      if (error instanceof AgentdError && error.code === 'invalid_decision' && !this.pending && !by) this.ask(request);
     }
   }
 
   /** A line of words read by readline, visible as typed; null when the request went away first. */
   private askWords(question: string): Promise<string | null> {
+    const queued = this.lines.terminal ? undefined : this.queue.shift();
+    if (queued !== undefined) return Promise.resolve(queued.text);
     const words = new AbortController();
     this.words = words;
     this.screen.openInput();
@@ -538,6 +539,8 @@ export class Chat {
   private finish(code: number): void {
     if (this.finished) return;
     this.finished = true;
+    // a script reads the exit status: 0 only when every turn completed
+    if (!this.lines.terminal) code = Math.max(code, this.failure);
     this.ending.abort();
     this.words?.abort();
     this.subscription?.close();

@@ -2,13 +2,14 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { relative, resolve, isAbsolute } from 'node:path';
 import { UsageError } from '../../config/flags.ts';
 import { Chat, type ChatTerminal } from './chat.ts';
+import type { OutputStream } from './terminal-screen.ts';
 import { connect } from './connect.ts';
 import { CHAT_HELP, parseChatOptions } from './options.ts';
 import { findSession } from './sessions.ts';
 import { preflight } from './preflight.ts';
 
 /** `agentd chat`: returns the exit code. */
-export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string, terminal: ChatTerminal = { input: process.stdin, output: process.stdout }): Promise<number> {
+export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string, terminal: ChatTerminal & { errors?: OutputStream } = { input: process.stdin, output: process.stdout }): Promise<number> {
   let connection;
   try {
     const options = parseChatOptions(argv);
@@ -25,8 +26,10 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
     const { client } = connection;
     const provisional = await preflight({ client, url: options.url, tokenGiven: connection.tokenGiven, model: options.model, cwd: chatDirectory, cwdChecked: connection.workspaceRoots !== null, resuming: options.sessionId !== null });
     const session = options.sessionId ? await findSession(client, options.sessionId) : provisional;
-    const rich = Boolean(terminal.output.isTTY) && !env.NO_COLOR;
-    const chat = new Chat(client, { session, cwd: chatDirectory, model: options.model, describe: connection.describe, rich, outputSchema }, terminal);
+    // --json: the events on stdout, everything said to a person on stderr
+    const screen: ChatTerminal = options.json ? { input: terminal.input, output: terminal.errors ?? process.stderr, events: terminal.output } : terminal;
+    const rich = Boolean(screen.output.isTTY) && !env.NO_COLOR && !options.json;
+    const chat = new Chat(client, { session, cwd: chatDirectory, model: options.model, describe: connection.describe, rich, outputSchema, autoAnswer: options.autoAnswer }, screen);
     const onSignal = () => chat.interrupt();
     process.on('SIGINT', onSignal);
     // an input that ends at once ends the chat while it is still starting

@@ -15,12 +15,21 @@ Options:
   --model ID         model of a new session
   --output-schema FILE  a JSON Schema every turn's answer must satisfy (CONTRACT.md §22): the
                      turn's result is printed as one line of JSON (piped: instead of the answer)
+  --json             piped: print each event as one JSON object a line on stdout (notices go
+                     to stderr)
+  --yolo             answer every approval of the run allow_once, unasked (said at start)
+  --deny             answer every approval of the run deny, unasked (said at start)
   --help             show this help
 
 In the chat: /sessions, /resume [ID or prefix] (a picker on a terminal), /model [ID], /compact,
 /clear, /quit. Approvals and questions are answered with one key. Keys typed while a turn runs
 are kept and sent as the next prompt. Ctrl-C cancels the running turn; with none running it exits.
-NO_COLOR, or an output that is not a terminal, prints plain lines (no colour, no status line).`;
+NO_COLOR, or an output that is not a terminal, prints plain lines (no colour, no status line).
+
+Piped, each input line is a turn; a request shown is answered by the next line (its key, e.g. 1,
+or an option such as allow_once or deny; words it asks for on the line after). Exit status: 0 when
+every turn completed, 1 when one failed or was cancelled, 2 for a usage or connection error or a
+request left unanswered at the end of the input.`;
 
 export interface ChatOptions {
   url: string | null;
@@ -30,6 +39,10 @@ export interface ChatOptions {
   cwd: string | null;
   /** --output-schema: the file of a JSON Schema each turn's answer must satisfy */
   outputSchema: string | null;
+  /** --json: events as JSON lines */
+  json: boolean;
+  /** --yolo (allow_once) or --deny */
+  autoAnswer: 'allow_once' | 'deny' | null;
   /** everything else: `agentd serve` options for the embedded server */
   serveArgs: string[];
   help: boolean;
@@ -38,7 +51,7 @@ export interface ChatOptions {
 const OWN_VALUE_FLAGS: Record<string, keyof ChatOptions> = { '--url': 'url', '--session': 'sessionId', '--model': 'model', '--cwd': 'cwd', '--output-schema': 'outputSchema' };
 
 export function parseChatOptions(argv: readonly string[]): ChatOptions {
-  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, cwd: null, outputSchema: null, serveArgs: [], help: false };
+  const options: ChatOptions = { url: null, tokenFile: null, sessionId: null, model: null, cwd: null, outputSchema: null, json: false, autoAnswer: null, serveArgs: [], help: false };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = splitInline(argv[index]);
     const valueOf = () => {
@@ -47,6 +60,12 @@ export function parseChatOptions(argv: readonly string[]): ChatOptions {
       return value;
     };
     if (flag === '--help' || flag === '-h') options.help = true;
+    else if (flag === '--json') options.json = true;
+    else if (flag === '--yolo' || flag === '--deny') {
+      const answer = flag === '--yolo' ? 'allow_once' : 'deny';
+      if (options.autoAnswer !== null && options.autoAnswer !== answer) throw new UsageError('--yolo and --deny: give one of the two');
+      options.autoAnswer = answer;
+    }
     else if (flag in OWN_VALUE_FLAGS) (options as unknown as Record<string, string>)[OWN_VALUE_FLAGS[flag]] = valueOf();
     else if (flag === '--token-file') {
       options.tokenFile = valueOf();
