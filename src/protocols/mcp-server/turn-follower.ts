@@ -1,4 +1,4 @@
-import { isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type HumanRequest, type Turn } from '../../client/index.ts';
+import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type HumanRequest, type Turn, type TurnResult } from '../../client/index.ts';
 
 export interface TurnOutcome {
   sessionId: string;
@@ -20,18 +20,21 @@ export type AskHuman = (request: HumanRequest) => Promise<{ decision: string; va
 /**
  * Follows one turn through agentd's events until it ends, or until a human request of it is
  * left unanswered (`ask` returned null), and says where it stands. The session's event stream is
- * opened before `submit` runs, so nothing the turn does is missed.
+ * opened before `start` runs, so nothing a turn submitted by `start` does is missed; a turn that
+ * was already running (`start` gives its id) is first looked at, for what came before.
  */
-export async function followTurn(client: AgentdClient, sessionId: string, submit: () => Promise<Turn | string>, ask: AskHuman, onProgress: (status: string) => void = () => undefined): Promise<TurnOutcome> {
+export async function followTurn(client: AgentdClient, sessionId: string, start: () => Promise<Turn | string>, ask: AskHuman, onProgress: (status: string) => void = () => undefined): Promise<TurnOutcome> {
   const events = client.events({ sessionId });
   try {
     await events.opened;
-    const submitted = await submit();
-    const turnId = typeof submitted === 'string' ? submitted : submitted.id;
-    const pending = (await client.listRequests({ query: { turnId } })).data;
-    for (const request of pending) if (!(await answered(client, request, ask))) return outcomeOf(client, turnId, request);
-    const now = await client.getTurn({ path: { id: turnId } });
-    if (TERMINAL_TURN_EVENTS.has(`turn.${now.status}`)) return outcomeOf(client, turnId, null);
+    const started = await start();
+    const turnId = typeof started === 'string' ? started : started.id;
+    if (typeof started === 'string') {
+      const pending = (await client.listRequests({ query: { turnId } })).data;
+      for (const request of pending) if (!(await answered(client, request, ask))) return outcomeOf(client, turnId, request);
+      const now = await client.getTurn({ path: { id: turnId } });
+      if (TERMINAL_TURN_EVENTS.has(`turn.${now.status}`)) return outcomeOf(client, turnId, null);
+    }
     for await (const item of events) {
       if (isReplayReset(item)) {
         const turn = await client.getTurn({ path: { id: turnId } });
@@ -58,13 +61,23 @@ async function answered(client: AgentdClient, request: HumanRequest, ask: AskHum
 
 /** Where the turn stands now: its answer and receipt when terminal, the request it waits on. */
 export async function outcomeOf(client: AgentdClient, turnId: string, waitingOn: HumanRequest | null): Promise<TurnOutcome> {
+  const ended = await resultIfTerminal(client, turnId);
+  if (ended) {
+    const { turn, output } = ended;
+    return { sessionId: turn.sessionId, turnId, status: turn.status, error: turn.error, text: output?.assistantText ?? null, changes: output?.changes ?? [], request: null };
+  }
   const turn = await client.getTurn({ path: { id: turnId } });
   const base = { sessionId: turn.sessionId, turnId, error: turn.error, text: null, changes: [], request: null };
-  if (TERMINAL_TURN_EVENTS.has(`turn.${turn.status}`)) {
-    const { output } = await client.getTurnResult({ path: { id: turnId } });
-    return { ...base, status: turn.status, text: output?.assistantText ?? null, changes: output?.changes ?? [] };
-  }
   const request = waitingOn ?? (await client.listRequests({ query: { turnId } })).data[0] ?? null;
   if (!request) return { ...base, status: turn.status };
   return { ...base, status: 'waiting', request: { requestId: request.id, kind: request.kind, prompt: request.prompt, options: request.options } };
+}
+
+async function resultIfTerminal(client: AgentdClient, turnId: string): Promise<TurnResult | null> {
+  try {
+    return await client.getTurnResult({ path: { id: turnId } });
+  } catch (error) {
+    if (error instanceof AgentdError && error.code === 'turn_not_terminal') return null;
+    throw error;
+  }
 }
