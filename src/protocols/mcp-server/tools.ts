@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AgentdError, type AgentdClient, type HumanRequest, type Session } from '../../client/index.ts';
+import { SessionStreams } from './session-streams.ts';
 import { followTurn, outcomeOf, type AskHuman, type TurnOutcome } from './turn-follower.ts';
 
 const TurnOutcomeShape = {
@@ -22,6 +23,8 @@ const TurnOutcomeShape = {
  */
 export function agentdMcpServer(client: AgentdClient, version: string): McpServer {
   const server = new McpServer({ name: 'agentd', version }, { capabilities: { tools: {} } });
+  const streams = new SessionStreams(client);
+  server.server.onclose = () => streams.close();
   const ask: AskHuman = async (request) => {
     if (!server.server.getClientCapabilities()?.elicitation) return null;
     return elicit(server, request);
@@ -50,7 +53,7 @@ export function agentdMcpServer(client: AgentdClient, version: string): McpServe
     (args, extra) =>
       toolResult(async () => {
         const sessionId = args.sessionId ?? (await client.createSession({ body: { ...(args.cwd ? { cwd: args.cwd } : {}), ...(args.model ? { model: args.model } : {}) } })).id;
-        return followTurn(client, sessionId, () => client.submitTurn(sessionId, args.prompt), ask, progressOf(extra));
+        return followTurn(client, streams, sessionId, () => client.submitTurn(sessionId, args.prompt), ask, progressOf(extra));
       }),
   );
   server.registerTool(
@@ -64,7 +67,7 @@ export function agentdMcpServer(client: AgentdClient, version: string): McpServe
     (args, extra) =>
       toolResult(async () => {
         const resolved = await client.resolveRequest({ path: { id: args.requestId }, body: { decision: args.option, ...(args.text !== undefined ? { value: args.text } : {}) } });
-        return followTurn(client, resolved.sessionId, async () => resolved.turnId, ask, progressOf(extra));
+        return followTurn(client, streams, resolved.sessionId, async () => resolved.turnId, ask, progressOf(extra));
       }),
   );
   server.registerTool(

@@ -1,3 +1,4 @@
+import type { SessionStreams } from './session-streams.ts';
 import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type HumanRequest, type Turn, type TurnResult } from '../../client/index.ts';
 
 export interface TurnOutcome {
@@ -23,10 +24,9 @@ export type AskHuman = (request: HumanRequest) => Promise<{ decision: string; va
  * opened before `start` runs, so nothing a turn submitted by `start` does is missed; a turn that
  * was already running (`start` gives its id) is first looked at, for what came before.
  */
-export async function followTurn(client: AgentdClient, sessionId: string, start: () => Promise<Turn | string>, ask: AskHuman, onProgress: (status: string) => void = () => undefined): Promise<TurnOutcome> {
-  const events = client.events({ sessionId });
+export async function followTurn(client: AgentdClient, streams: SessionStreams, sessionId: string, start: () => Promise<Turn | string>, ask: AskHuman, onProgress: (status: string) => void = () => undefined): Promise<TurnOutcome> {
+  const events = await streams.tap(sessionId);
   try {
-    await events.opened;
     const started = await start();
     const turnId = typeof started === 'string' ? started : started.id;
     if (typeof started === 'string') {
