@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decideToolCall, type PolicyContext } from '../../src/agent/policy/decide.ts';
+import { loadBashParser } from '../../src/agent/policy/bash-parser.ts';
+
+await loadBashParser();
 
 const yolo: PolicyContext = { planMode: false, yolo: true, sessionAllowances: new Set(), paths: [], confinedExecution: true };
 

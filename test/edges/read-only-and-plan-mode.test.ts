@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decideToolCall, PLAN_MODE_REFUSAL, type PolicyContext } from '../../src/agent/policy/decide.ts';
 import { READ_ONLY_PROGRAMS } from '../../src/agent/policy/read-only-programs.ts';
+import { loadBashParser } from '../../src/agent/policy/bash-parser.ts';
+
+await loadBashParser();
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-edges-readonly-')));
 after(() => rmSync(workspace, { recursive: true, force: true }));

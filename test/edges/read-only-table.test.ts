@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { decideToolCall, type PolicyContext } from '../../src/agent/policy/decide.ts';
 import { READ_ONLY_PROGRAMS } from '../../src/agent/policy/read-only-programs.ts';
 import { mentionsOutsidePath, READ_ONLY_PROGRAM_NAMES, readOnlyFileArguments } from '../../src/agent/policy/read-only-commands.ts';
+import { loadBashParser } from '../../src/agent/policy/bash-parser.ts';
+
+await loadBashParser();
 
 interface Pinned {
   flags?: string;

@@ -18,8 +18,9 @@
  * Otherwise the key is the whole command, normalised (argv words shell-quoted for a simple
  * command, the trimmed text otherwise), and only that exact command is allowed again.
  */
+import type { CommandLine } from './command-line.ts';
 import { isWrapper, programName, SHELLS } from './nested-commands.ts';
-import type { ShellScript } from './shell-syntax.ts';
+import { isComputed } from './shell-syntax.ts';
 
 const RUNS_OTHER_PROGRAMS = new Set([
   ...SHELLS, 'fish', 'csh', 'tcsh',
@@ -62,9 +63,9 @@ const EXECUTING_SHORT_OPTIONS: Record<string, string> = { git: 'cOx' };
 const PLAIN_PROGRAM = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 const PLAIN_SUBCOMMAND = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 
-export function commandKey(source: string, script: ShellScript): string {
-  const argv = literalSimpleArgv(script);
-  if (argv === null) return source.trim();
+export function commandKey(line: CommandLine): string {
+  const argv = literalSimpleArgv(line);
+  if (argv === null) return line.source.trim();
   const [program, subcommand, ...rest] = argv;
   const prefixed =
     subcommand !== undefined &&
@@ -82,15 +83,20 @@ function runsCommands(program: string, subcommand: string): boolean {
   return subcommands?.has(subcommand) ?? false;
 }
 
-function literalSimpleArgv(script: ShellScript): string[] | null {
+/** The constructs of one simple command of words bash takes literally. */
+const LITERAL_CONSTRUCTS = new Set(['program', 'command', 'command_name', 'word', 'number', 'string', 'string_content', 'raw_string', 'ansi_c_string', 'concatenation', 'comment']);
+
+function literalSimpleArgv({ script, unknown }: CommandLine): string[] | null {
   const [command] = script.commands;
   const literal =
+    unknown === null &&
     script.commands.length === 1 &&
-    script.operators.every((operator) => operator === '\n' || operator === ';') &&
-    script.substitutions.length === 0 &&
-    !(script.expands || script.globs || script.braces || script.tilde || script.heredoc || script.malformed) &&
+    script.operators.every((operator) => operator === ';') &&
+    [...script.constructs].every((construct) => LITERAL_CONSTRUCTS.has(construct)) &&
+    !(script.expands || script.globs || script.braces || script.tilde || script.heredoc) &&
     command.assignments.length === 0 &&
-    command.redirections.length === 0;
+    command.redirections.length === 0 &&
+    !command.argv.some(isComputed);
   return literal ? command.argv : null;
 }
 

@@ -5,6 +5,7 @@
  * reason, when the deny carried one in `value`).
  */
 import type { HumanDecision, HumanRequestKind } from '../tools/types.ts';
+import { loadBashParser } from './bash-parser.ts';
 import { decideToolCall, type PolicyCall, type PolicyContext } from './decide.ts';
 
 /**
@@ -32,6 +33,8 @@ export async function authorizeToolCall(
   context: AuthorizationContext,
   requestHuman: (kind: HumanRequestKind, prompt: string, options: string[]) => Promise<HumanDecision>,
 ): Promise<Authorization> {
+  // the policy reads shell commands with the WebAssembly bash parser, loaded once on first use
+  if (call.plan.command !== undefined) await loadBashParser();
   let rootAccessGranted = false;
   for (;;) {
     const decision = decideToolCall(call, { ...context, rootAccessGranted });

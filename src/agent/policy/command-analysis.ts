@@ -11,18 +11,20 @@
  *   words (literal-command.ts), a program and options from the read-only table, no git (repository
  *   config runs programs), every file argument inside the session directory after symlinks.
  */
-import { commandKey, quoteArgv } from './allowance-key.ts';
+import { commandKey } from './allowance-key.ts';
+import { readCommandLine, type CommandLine } from './command-line.ts';
 import { dangerOf, forkBombIn } from './dangerous-commands.ts';
 import { literalArgvOf } from './literal-command.ts';
-import { shellScriptOf, unwrap } from './nested-commands.ts';
 import { mentionsOutsidePath, readOnlyFileArguments } from './read-only-commands.ts';
-import { parseShell, type ShellScript, type SimpleCommand } from './shell-syntax.ts';
+import { wordText, type SimpleCommand } from './shell-syntax.ts';
 import { canonicalizeInside } from '../../workspace/paths.ts';
 
 export interface CommandAnalysis {
   readOnly: boolean;
   /** why the command is refused outright, or null */
   danger: string | null;
+  /** why what the command runs is known only at run time (CONTRACT.md §21), or null */
+  unknown: string | null;
   /** what allow_session remembers for this command (see allowance-key.ts) */
   key: string;
   /** the command as a person would type it */
@@ -36,39 +38,26 @@ export interface AnalysisSituation {
   cwd: string | null;
 }
 
-const READ_ONLY_OPERATORS = new Set(['|', '&&', '||', ';', '\n', '(', ')']);
+const READ_ONLY_OPERATORS = new Set(['|', '&&', '||', ';']);
+/** The constructs of a read-only line: commands joined by operators, subshells, words, redirections. */
+const READ_ONLY_CONSTRUCTS = new Set(['program', 'list', 'pipeline', 'subshell', 'redirected_statement', 'command', 'command_name', 'word', 'number', 'string', 'string_content', 'raw_string', 'ansi_c_string', 'translated_string', 'concatenation', 'file_redirect', 'file_descriptor', 'comment']);
 const NULL_REDIRECTIONS = new Set(['>', '>>', '>|', '&>', '&>>']);
-const MAX_NESTING = 5;
 
 export function analyzeCommand(command: readonly string[] | string, situation: AnalysisSituation): CommandAnalysis {
-  const source = typeof command === 'string' ? command : quoteArgv(command);
-  const script = typeof command === 'string' ? parseShell(command) : argvScript(command);
+  const line = readCommandLine(command);
   const { confined, cwd } = situation;
   return {
-    readOnly: cwd !== null && (confined ? isReadOnlyConfined(command, script, cwd) : isReadOnlyOnHost(command, cwd)),
-    danger: dangerIn(source, script, 0),
-    key: commandKey(source, script),
-    display: source,
+    readOnly: cwd !== null && line.unknown === null && (confined ? isReadOnlyConfined(command, line, cwd) : isReadOnlyOnHost(command, cwd)),
+    danger: dangerIn(line),
+    unknown: line.unknown,
+    key: commandKey(line),
+    display: line.source,
   };
 }
 
 /** The allow_session key of a command, without judging it otherwise. */
 export function keyOfCommand(command: readonly string[] | string): string {
-  return typeof command === 'string' ? commandKey(command, parseShell(command)) : commandKey(quoteArgv(command), argvScript(command));
-}
-
-function argvScript(argv: readonly string[]): ShellScript {
-  return {
-    commands: [{ argv: [...argv], assignments: [], redirections: [] }],
-    operators: [],
-    substitutions: [],
-    expands: false,
-    tilde: false,
-    globs: false,
-    braces: false,
-    heredoc: false,
-    malformed: false,
-  };
+  return commandKey(readCommandLine(command));
 }
 
 function isReadOnlyOnHost(command: readonly string[] | string, cwd: string): boolean {
@@ -77,13 +66,15 @@ function isReadOnlyOnHost(command: readonly string[] | string, cwd: string): boo
   return files !== null && !files.some((file) => mentionsOutsidePath(file, [cwd]));
 }
 
-function isReadOnlyConfined(command: readonly string[] | string, script: ShellScript, cwd: string): boolean {
+function isReadOnlyConfined(command: readonly string[] | string, line: CommandLine, cwd: string): boolean {
   if (typeof command !== 'string') {
     // `bash -c '…'` / `bash -lc '…'` as argv: judge the script, nothing else about the shell
-    const nested = command.length === 3 && (command[1] === '-c' || command[1] === '-lc') ? shellScriptOf(command) : null;
-    if (nested !== null) return isReadOnlyConfined(nested[0], parseShell(nested[0]), cwd);
+    const nested = command.length === 3 && (command[1] === '-c' || command[1] === '-lc') && line.scripts.length === 2 ? line.scripts[1] : null;
+    if (nested !== null) return isReadOnlyConfined(nested, readCommandLine(nested), cwd);
   }
-  if (script.malformed || script.heredoc || script.expands || script.tilde || script.braces || script.substitutions.length > 0) return false;
+  const { script } = line;
+  if (script.heredoc || script.expands || script.tilde || script.braces || script.substitutions > 0) return false;
+  if (![...script.constructs].every((construct) => READ_ONLY_CONSTRUCTS.has(construct))) return false;
   if (script.commands.length === 0 || !script.operators.every((operator) => READ_ONLY_OPERATORS.has(operator))) return false;
   const bases = directoriesVisited(script.commands, cwd);
   return script.commands.every((simple) => isReadOnlyCommand(simple, bases));
@@ -97,14 +88,14 @@ function directoriesVisited(commands: readonly SimpleCommand[], cwd: string): st
   const bases = [cwd];
   for (const { argv } of commands) {
     if (argv[0] !== 'cd' || argv[1] === undefined) continue;
-    for (const base of [...bases]) bases.push(canonicalizeInside([base], argv[1], base).resolved);
+    for (const base of [...bases]) bases.push(canonicalizeInside([base], wordText(argv[1]), base).resolved);
   }
   return bases;
 }
 
 function isReadOnlyCommand(command: SimpleCommand, bases: readonly string[]): boolean {
   if (command.assignments.length > 0) return false;
-  const files = readOnlyFileArguments(command.argv, true);
+  const files = readOnlyFileArguments(command.argv.map(wordText), true);
   if (files === null || files.some((file) => mentionsOutsidePath(file, bases))) return false;
   return command.redirections.every(({ operator, target }) => {
     if (NULL_REDIRECTIONS.has(operator)) return target === '/dev/null';
@@ -114,23 +105,11 @@ function isReadOnlyCommand(command: SimpleCommand, bases: readonly string[]): bo
   });
 }
 
-function dangerIn(source: string, script: ShellScript, depth: number): string | null {
-  if (forkBombIn(source)) return 'it is a fork bomb';
-  if (depth > MAX_NESTING) return null;
-  for (const command of script.commands) {
-    const { invocations, scripts } = unwrap(command.argv, command.redirections);
-    for (const invocation of invocations) {
-      const danger = dangerOf(invocation, command.redirections);
-      if (danger) return danger;
-    }
-    for (const nested of scripts) {
-      const danger = dangerIn(nested, parseShell(nested), depth + 1);
-      if (danger) return danger;
-    }
-  }
-  for (const body of script.substitutions) {
-    const nested = dangerIn(body, parseShell(body), depth + 1);
-    if (nested) return nested;
+function dangerIn(line: CommandLine): string | null {
+  if (line.scripts.some(forkBombIn)) return 'it is a fork bomb';
+  for (const { argv, redirections } of line.invocations) {
+    const danger = dangerOf(argv, redirections);
+    if (danger) return danger;
   }
   return null;
 }

@@ -2,7 +2,9 @@
  * The approval policy: a pure function from a planned tool call and the session's situation to run,
  * ask the human, or refuse. Checks run in this order, and the first that applies decides:
  *
- *   1. A shell command that can destroy the machine is refused, in every mode, yolo included.
+ *   1. A shell command that can destroy the machine is refused, in every mode, yolo included; so
+ *      is one whose program the parser cannot name before it runs ("unknown", CONTRACT.md §21:
+ *      a computed program word, a script computed or piped at run time, a line it cannot read).
  *   2. A path outside every workspace root is refused.
  *   3. In plan mode, anything not read-only is refused, with a message saying so.
  *   4. A path outside the session cwd but inside a root asks `root_access` (allow, deny),
@@ -79,6 +81,7 @@ export function decideToolCall(call: PolicyCall, context: PolicyContext): Policy
   if (command?.danger) {
     return { action: 'refuse', reason: `Refused: ${command.danger}. Commands that can destroy the machine are never run.` };
   }
+  if (command?.unknown) return { action: 'refuse', reason: unknownRefusal(command.unknown, call.name, context.rules) };
   const outside = context.paths.filter((entry) => entry.location === 'outside');
   if (outside.length > 0) {
     const listed = outside.map((entry) => entry.requested).join(', ');
@@ -106,6 +109,18 @@ function askToolApproval(call: PolicyCall, command: CommandAnalysis | null, key:
     options: TOOL_APPROVAL_OPTIONS,
     allowanceKey: key,
   };
+}
+
+/**
+ * An unknown command (CONTRACT.md §21) could be any program: one the dangerous-command rules refuse
+ * (mkfs and reboot need no particular argument) and one any deny rule of the tool names.
+ */
+function unknownRefusal(why: string, tool: string, rules: readonly PermissionRule[] = []): string {
+  const deny = rules.find((rule) => rule.tool === tool && rule.action === 'deny');
+  const couldBe = deny
+    ? `it could be what the operator's permission rule for ${tool} with pattern ${JSON.stringify(deny.pattern)} denies`
+    : 'agentd cannot tell which program runs, so it cannot rule out a command that can destroy the machine';
+  return `Refused: ${why}, and ${couldBe}. Write the program name, and any script a shell or eval runs, literally.`;
 }
 
 export function ruleRefusal(tool: string, pattern: string): string {

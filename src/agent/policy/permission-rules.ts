@@ -15,12 +15,15 @@
  * For each text the last matching rule of the tool wins; across the texts the strictest answer wins
  * (deny, then ask), and allow holds only when every text is allowed, so `git status*` cannot allow
  * `git status; rm -rf src`.
+ *
+ * A shell command whose programs are known only at run time (CONTRACT.md §21's "unknown") could
+ * be what any deny rule names: decide.ts refuses it by the first deny rule of the tool, and no
+ * allow rule ever runs it.
  */
 import path from 'node:path';
 import type { PermissionAction, PermissionRule } from '../../config/permissions-file.ts';
-import { quoteArgv } from './allowance-key.ts';
-import { programName, unwrap } from './nested-commands.ts';
-import { parseShell } from './shell-syntax.ts';
+import { readCommandLine } from './command-line.ts';
+import { programName } from './nested-commands.ts';
 
 export type { PermissionRule };
 
@@ -39,7 +42,6 @@ export interface RuleSubject {
   cwd: string;
 }
 
-const MAX_NESTING = 5;
 const compiled = new WeakMap<PermissionRule, RegExp>();
 
 /** The verdict of the rules for a call, or null when no rule of its tool matches every text judged. */
@@ -84,27 +86,12 @@ function relativeText(cwd: string, resolved: string): string {
 
 /** The whole line, then every invocation inside it (see the module comment). */
 export function commandTexts(command: readonly string[] | string): string[] {
-  const line = typeof command === 'string' ? command.trim() : quoteArgv(command);
-  const texts = new Set([line]);
-  if (typeof command === 'string') collectScript(command, texts, 0);
-  else collectInvocation(command, texts, 0);
-  return [...texts];
-}
-
-function collectScript(source: string, texts: Set<string>, depth: number): void {
-  if (depth > MAX_NESTING) return;
-  const script = parseShell(source);
-  for (const simple of script.commands) collectInvocation(simple.argv, texts, depth, simple.redirections);
-  for (const body of script.substitutions) collectScript(body, texts, depth + 1);
-}
-
-function collectInvocation(argv: readonly string[], texts: Set<string>, depth: number, redirections: Parameters<typeof unwrap>[1] = []): void {
-  if (argv.length === 0) return;
-  const { invocations, scripts } = unwrap(argv, redirections);
-  for (const invocation of invocations) {
-    if (invocation.length === 0) continue;
-    texts.add(invocation.join(' '));
-    texts.add([programName(invocation[0]), ...invocation.slice(1)].join(' '));
+  const line = readCommandLine(command);
+  const texts = new Set([line.source.trim()]);
+  for (const { argv } of line.invocations) {
+    if (argv.length === 0) continue;
+    texts.add(argv.join(' '));
+    texts.add([programName(argv[0]), ...argv.slice(1)].join(' '));
   }
-  for (const nested of scripts) collectScript(nested, texts, depth + 1);
+  return [...texts];
 }

@@ -1,389 +1,265 @@
 /**
- * Enough of the bash grammar to judge a command: words exactly as bash makes them (quote removal,
- * `$'…'`, `$"…"`, backslash-newline, brace expansion), control operators, redirections with heredoc
- * bodies, and flags for everything whose value is only known at run time (parameter and arithmetic
- * expansion, command and process substitution, globs, tilde). Whatever this lexer does not follow
- * is flagged `malformed`, which the policy treats as "not provably read-only".
+ * A shell line as the policy judges it, read from tree-sitter-bash's syntax tree (bash-parser.ts):
+ * every simple command wherever it stands (lists, pipelines, `{ }`, `( )`, if, loops, case, function
+ * bodies, `!`, command and process substitutions, unquoted heredocs), each with its words
+ * (shell-words.ts), assignments and redirections, those of an enclosing compound command included.
+ *
+ * What the tree does not say exactly makes the line **unknown** (CONTRACT.md §21), with the reason:
+ * a syntax error or a missing token, a construct this reader does not model, or a reserved word
+ * where a program should stand. A program word that is computed at run time is unknown too; that
+ * is judged per invocation (nested-commands.ts), after the wrappers are taken off.
  */
-import { readAnsiCQuoted } from './ansi-c-quoting.ts';
-import { BRACE_CLOSE, BRACE_COMMA, BRACE_OPEN, expandBraces } from './brace-expansion.ts';
+import { withBashTree, type SyntaxNode } from './bash-parser.ts';
+import { EXPANSIONS, readWord } from './shell-words.ts';
 
 export interface Redirection {
   operator: string;
   target: string;
   /** the text of a heredoc (`<<`, `<<-`); its target is the delimiter */
   body?: string;
+  /** the here-string or heredoc text holds expansions, known only at run time */
+  computed?: boolean;
 }
 
 export interface SimpleCommand {
+  /** the words; a word computed at run time starts with COMPUTED (see isComputed) */
   argv: string[];
   /** NAME=value words before the command name */
   assignments: string[];
   redirections: Redirection[];
+  /**
+   * In a pipeline after the first stage: the simple command whose output this one reads, or null
+   * when that is something else (a compound command).
+   */
+  pipedFrom?: SimpleCommand | null;
 }
 
 export interface ShellScript {
   commands: SimpleCommand[];
-  /** control operators between commands: ; && || | |& & newline ( ) */
+  /** control operators between commands: ; && || | |& & */
   operators: string[];
-  /** bodies of $(…), `…`, <(…) and >(…), also those inside expansions and unquoted heredocs */
-  substitutions: string[];
+  /** the named node types of the tree: what constructs the line uses */
+  constructs: Set<string>;
+  /** command and process substitutions, anywhere */
+  substitutions: number;
   /** a parameter or arithmetic expansion ($VAR, ${…}, $((…)), ((…)), an array subscript) */
   expands: boolean;
-  /** an unquoted ~ that bash turns into a home directory */
   tilde: boolean;
-  /** an unquoted *, ? or [ that bash may turn into file names */
   globs: boolean;
-  /** a brace expansion made more words (or other words) than were written */
   braces: boolean;
   heredoc: boolean;
-  malformed: boolean;
+  /** why the parser's reading of the line cannot be trusted, or null */
+  unknown: string | null;
 }
 
-const OPERATORS = ['&&', '||', ';;&', ';;', ';&', '|&', '&>>', '&>', '>>', '>|', '>&', '<<<', '<<-', '<<', '<&', '<>', '|', '&', ';', '(', ')', '<', '>'];
-const REDIRECTIONS = new Set(['&>>', '&>', '>>', '>|', '>&', '<<<', '<<-', '<<', '<&', '<>', '<', '>']);
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
-const MARKERS = new RegExp(`[${BRACE_OPEN}${BRACE_COMMA}${BRACE_CLOSE}]`, 'g');
-const MARKED: Record<string, string> = { '{': BRACE_OPEN, ',': BRACE_COMMA, '}': BRACE_CLOSE };
-const UNMARKED: Record<string, string> = { [BRACE_OPEN]: '{', [BRACE_COMMA]: ',', [BRACE_CLOSE]: '}' };
+/** Marks a word whose value is computed at run time; no real argument holds a NUL byte. */
+export const COMPUTED = '\0';
 
-type Token = { kind: 'word'; text: string } | { kind: 'op'; text: string };
-interface Heredoc {
-  delimiter: string;
-  quoted: boolean;
-  stripTabs: boolean;
-  body?: string;
+export function isComputed(word: string): boolean {
+  return word.startsWith(COMPUTED);
 }
+
+/** The word as written (computed ones) or as bash makes it. */
+export function wordText(word: string): string {
+  return isComputed(word) ? word.slice(COMPUTED.length) : word;
+}
+
+const OPERATORS = new Set(['&&', '||', '|', '|&', ';', '&']);
+const REDIRECTS = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
+/** Programs bash would never take from this position: the tree misread the line. */
+const RESERVED_WORDS = new Set(['{', '}', '!', 'then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'case', 'if', 'while', 'until', 'for', 'select', 'function', '[[', ']]']);
+/** Nodes that only hold other nodes: walked through. */
+const CONTAINERS = new Set([
+  'program', 'list', 'subshell', 'compound_statement', 'negated_command', 'if_statement', 'elif_clause', 'else_clause',
+  'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'case_item', 'do_group', 'function_definition',
+  'test_command', 'binary_expression', 'unary_expression', 'ternary_expression', 'postfix_expression', 'parenthesized_expression',
+  'variable_assignments', 'array', 'subscript', 'command_substitution', 'process_substitution', 'arithmetic_expansion',
+  'expansion', 'simple_expansion', 'string', 'translated_string', 'concatenation', 'brace_expression', 'heredoc_body', 'command_name',
+]);
+/** Leaves and words with nothing to run inside. */
+const LEAVES = new Set([
+  'word', 'number', 'raw_string', 'ansi_c_string', 'string_content', 'variable_name', 'special_variable_name', 'comment',
+  'test_operator', 'regex', 'extglob_pattern', 'file_descriptor', 'heredoc_content', 'heredoc_start', 'heredoc_end',
+]);
+const HEREDOC_PARTS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_descriptor']);
+const ARITHMETIC = new Set(['arithmetic_expansion', 'binary_expression', 'postfix_expression', 'ternary_expression', 'subscript', 'c_style_for_statement']);
 
 export function parseShell(source: string): ShellScript {
-  const lexer = new Lexer(source, 0, false);
-  const tokens = lexer.tokenize();
-  const script: ShellScript = {
-    commands: [],
-    operators: [],
-    substitutions: lexer.substitutions,
-    expands: lexer.expands,
-    tilde: lexer.tilde,
-    globs: lexer.globs,
-    braces: false,
-    heredoc: lexer.heredocs.length > 0,
-    malformed: lexer.malformed,
-  };
-  const wordsOf = (marked: string): string[] => {
-    const plain = marked.replace(MARKERS, (marker) => UNMARKED[marker]);
-    const words = expandBraces(marked);
-    if (words === null) script.malformed = true;
-    if (words === null || words.length !== 1 || words[0] !== plain) script.braces = true;
-    return words ?? [plain];
-  };
-  let current: SimpleCommand = { argv: [], assignments: [], redirections: [] };
-  let heredocIndex = 0;
-  const finish = () => {
-    if (current.argv.length + current.assignments.length + current.redirections.length > 0) script.commands.push(current);
-    current = { argv: [], assignments: [], redirections: [] };
-  };
-  for (let index = 0; index < tokens.length; index++) {
-    const token = tokens[index];
-    if (token.kind === 'word') {
-      const assignment = current.argv.length === 0 ? ASSIGNMENT.exec(token.text) : null;
-      if (assignment) {
-        if (assignment[1]) script.expands = true; // bash evaluates the subscript arithmetically
-        current.assignments.push(token.text.replace(MARKERS, (marker) => UNMARKED[marker]));
-      } else current.argv.push(...wordsOf(token.text));
-    } else if (REDIRECTIONS.has(token.text)) {
-      const target = tokens[++index];
-      if (target?.kind !== 'word') {
-        script.malformed = true;
-        continue;
-      }
-      const targets = wordsOf(target.text);
-      if (targets.length !== 1) script.malformed = true; // bash: ambiguous redirect
-      const redirection: Redirection = { operator: token.text, target: targets[0] ?? '' };
-      if (token.text === '<<' || token.text === '<<-') redirection.body = lexer.heredocs[heredocIndex++]?.body ?? '';
-      current.redirections.push(redirection);
-    } else {
-      finish();
-      script.operators.push(token.text);
-    }
-  }
-  finish();
-  return script;
+  return withBashTree(source, (root) => {
+    const reader = new TreeReader();
+    reader.walk(root, []);
+    return reader.script;
+  });
 }
 
-class Lexer {
-  readonly substitutions: string[] = [];
-  readonly heredocs: Heredoc[] = [];
-  expands = false;
-  tilde = false;
-  globs = false;
-  malformed = false;
-  /** where a nested lexer (the body of `$(`) met its closing parenthesis */
-  end = -1;
-  private readonly tokens: Token[] = [];
-  private word = '';
-  private inWord = false;
-  private wordQuoted = false;
-  private awaitingDelimiter: { stripTabs: boolean } | null = null;
-  private unreadHeredocs: Heredoc[] = [];
-  private depth = 0;
+class TreeReader {
+  readonly script: ShellScript = {
+    commands: [],
+    operators: [],
+    constructs: new Set(),
+    substitutions: 0,
+    expands: false,
+    tilde: false,
+    globs: false,
+    braces: false,
+    heredoc: false,
+    unknown: null,
+  };
 
-  constructor(
-    private readonly source: string,
-    private index: number,
-    private readonly nested: boolean,
-  ) {}
+  private markUnknown(reason: string): void {
+    this.script.unknown ??= reason;
+  }
 
-  tokenize(): Token[] {
-    const s = this.source;
-    while (this.index < s.length) {
-      const char = s[this.index];
-      const next = s[this.index + 1];
-      if (char === ' ' || char === '\t') {
-        this.flush();
-        this.index++;
-      } else if (char === '\n') {
-        this.flush();
-        this.tokens.push({ kind: 'op', text: '\n' });
-        this.index++;
-        this.readHeredocBodies();
-      } else if (char === '#' && !this.inWord) {
-        while (this.index < s.length && s[this.index] !== '\n') this.index++;
-      } else if (char === '\\') {
-        // A backslash that ends the script: bash keeps it after a one-line script and drops it
-        // after a multi-line one, so its meaning is not the lexer's to guess.
-        if (next === undefined) this.malformed = true;
-        else if (next !== '\n') this.append(next, true);
-        this.index += 2;
-      } else if (char === "'") {
-        const end = s.indexOf("'", this.index + 1);
-        if (end === -1) this.malformed = true;
-        this.append(s.slice(this.index + 1, end === -1 ? s.length : end), true);
-        this.index = end === -1 ? s.length : end + 1;
-      } else if (char === '"') {
-        this.index++;
-        this.readDoubleQuoted(true);
-      } else if (char === '$' && next === '\\' && s[this.index + 2] === '\n') {
-        // bash joins the lines first, so what follows decides what `$` starts: not guessed here
-        this.malformed = true;
-        this.index += 3;
-      } else if (char === '$' && next === "'") {
-        const quoted = readAnsiCQuoted(s, this.index + 2);
-        if (quoted === null) this.malformed = true;
-        this.append(quoted?.value ?? '', true);
-        this.index = quoted?.end ?? s.length;
-      } else if (char === '$' && next === '"') {
-        this.index += 2;
-        this.readDoubleQuoted(true);
-      } else if (char === '`' || char === '$') {
-        this.readExpansion(false);
-      } else if ((char === '<' || char === '>') && next === '(') {
-        this.readSubstitution(this.index + 2);
-      } else if (char === '(' && next === '(' && !this.inWord) {
-        this.readArithmeticCommand();
-      } else if (char === '(' && this.inWord && /[?*+@!]$/.test(this.word)) {
-        this.malformed = true; // an extglob pattern, which depends on shell options
-        this.index++;
-      } else {
-        const operator = OPERATORS.find((candidate) => s.startsWith(candidate, this.index));
-        if (operator && this.nested && operator === ')' && this.depth === 0) {
-          this.flush();
-          this.end = this.index;
-          return this.tokens;
-        }
-        if (operator) this.readOperator(operator);
-        else this.readPlain(char);
+  /** `inherited`: the redirections of the compound commands around this node. */
+  walk(node: SyntaxNode, inherited: Redirection[], pipedFrom?: SimpleCommand | null): SimpleCommand | null {
+    const { type } = node;
+    if (!node.isNamed) {
+      if (node.isMissing) this.markUnknown(`the line is incomplete (bash expects ${JSON.stringify(type)})`);
+      else if (OPERATORS.has(type)) this.script.operators.push(type);
+      return null;
+    }
+    this.script.constructs.add(type);
+    if (type === 'ERROR') {
+      this.markUnknown(`bash syntax agentd's parser cannot read near ${JSON.stringify(node.text.slice(0, 40))}`);
+      return null;
+    }
+    if (EXPANSIONS.has(type) && type !== 'simple_expansion' && type !== 'expansion' && type !== 'arithmetic_expansion') this.script.substitutions++;
+    if (type === 'simple_expansion' || type === 'expansion' || ARITHMETIC.has(type)) this.script.expands = true;
+    if (type === 'command') return this.command(node, inherited, [], pipedFrom);
+    if (type === 'declaration_command' || type === 'unset_command') return this.command(node, inherited, [], pipedFrom);
+    if (type === 'variable_assignment') return this.assignmentOnly(node, inherited);
+    if (type === 'redirected_statement') return this.redirected(node, inherited, pipedFrom);
+    if (type === 'pipeline') {
+      this.pipeline(node.children, inherited, undefined);
+      return null;
+    }
+    if (type === 'heredoc_body') this.script.heredoc = true;
+    if (CONTAINERS.has(type)) {
+      for (const child of node.children) this.walk(child, inherited);
+      return null;
+    }
+    if (!LEAVES.has(type)) this.markUnknown(`it uses ${type.replaceAll('_', ' ')}, which agentd's policy does not read`);
+    return null;
+  }
+
+  /** The stages of a pipeline; `first` is the command that feeds the first of them, if any. */
+  private pipeline(children: readonly SyntaxNode[], inherited: Redirection[], first: SimpleCommand | null | undefined): void {
+    let previous = first;
+    for (const child of children) {
+      if (!child.isNamed) {
+        this.walk(child, inherited);
+        continue;
       }
+      previous = this.walk(child, inherited, previous);
     }
-    this.flush();
-    if (this.nested || this.unreadHeredocs.length > 0 || this.awaitingDelimiter) this.malformed = true;
-    this.end = s.length;
-    return this.tokens;
   }
 
-  private readPlain(char: string) {
-    if (char === '~' && (!this.inWord || /[=:]$/.test(this.word))) this.tilde = true;
-    if (char === '*' || char === '?' || char === '[') this.globs = true;
-    this.append(MARKED[char] ?? char, false);
-    this.index++;
-  }
-
-  private append(text: string, quoted: boolean) {
-    this.word += text;
-    this.inWord = true;
-    this.wordQuoted ||= quoted;
-  }
-
-  private flush() {
-    if (this.inWord) {
-      this.tokens.push({ kind: 'word', text: this.word });
-      if (this.awaitingDelimiter) {
-        const delimiter = this.word.replace(MARKERS, (marker) => UNMARKED[marker]);
-        this.unreadHeredocs.push({ delimiter, quoted: this.wordQuoted, stripTabs: this.awaitingDelimiter.stripTabs });
-        this.awaitingDelimiter = null;
-      }
+  private command(node: SyntaxNode, inherited: Redirection[], extraWords: readonly SyntaxNode[], pipedFrom: SimpleCommand | null | undefined): SimpleCommand {
+    const command: SimpleCommand = { argv: [], assignments: [], redirections: [...inherited], pipedFrom };
+    const children = node.children;
+    const words: SyntaxNode[] = [];
+    const tails: SyntaxNode[] = [];
+    for (const [index, child] of children.entries()) {
+      if (child.type === 'variable_assignment' && words.length === 0 && node.type === 'command') {
+        command.assignments.push(this.assignmentText(child));
+      } else if (REDIRECTS.has(child.type)) {
+        const after = this.redirection(child, command);
+        words.push(...after.words);
+        tails.push(...after.tails);
+      } else if (!child.isNamed) {
+        // `declare`, `export`, `unset`… are the program of their command; `$"…"` starts with a lone `$`
+        if (node.type !== 'command') command.argv.push(child.type);
+        else if (child.type !== '$' || children[index + 1]?.startIndex !== child.endIndex) this.walk(child, inherited);
+      } else words.push(child);
     }
-    this.word = '';
-    this.inWord = false;
-    this.wordQuoted = false;
+    for (const word of [...words, ...extraWords]) this.words(word, command.argv);
+    const program = command.argv[0];
+    if (program !== undefined && RESERVED_WORDS.has(program)) this.markUnknown(`the parser read the reserved word ${JSON.stringify(program)} as a program`);
+    this.script.commands.push(command);
+    this.tails(tails, inherited, command);
+    return command;
   }
 
-  private readOperator(operator: string) {
-    // `2>` and `2>&1`: a bare number right before a redirection is its file descriptor.
-    if (REDIRECTIONS.has(operator) && this.inWord && !this.wordQuoted && /^\d+$/.test(this.word)) {
-      this.word = '';
-      this.inWord = false;
+  /** What tree-sitter-bash hangs on a heredoc: the rest of its line (`cat <<EOF | sh`, `… && next`). */
+  private tails(tails: readonly SyntaxNode[], inherited: Redirection[], command: SimpleCommand | null): void {
+    for (const tail of tails) {
+      if (tail.type === 'pipeline') this.pipeline(tail.children, inherited, command);
+      else this.walk(tail, inherited);
     }
-    this.flush();
-    if (this.awaitingDelimiter) this.malformed = true;
-    if (operator === '(') this.depth++;
-    if (operator === ')') this.depth--;
-    this.tokens.push({ kind: 'op', text: operator });
-    this.index += operator.length;
-    if (operator === '<<' || operator === '<<-') this.awaitingDelimiter = { stripTabs: operator === '<<-' };
+  }
+
+  /** `c=touch` alone: a command of assignments only. */
+  private assignmentOnly(node: SyntaxNode, inherited: Redirection[]): SimpleCommand {
+    const command: SimpleCommand = { argv: [], assignments: [this.assignmentText(node)], redirections: [...inherited] };
+    this.script.commands.push(command);
+    return command;
+  }
+
+  private assignmentText(node: SyntaxNode): string {
+    for (const child of node.children) this.walk(child, []);
+    return node.text;
+  }
+
+  /** `cmd > f`, `{ …; } > f`, `cat <<EOF | sh`: the redirections apply to every command of the body. */
+  private redirected(node: SyntaxNode, inherited: Redirection[], pipedFrom: SimpleCommand | null | undefined): SimpleCommand | null {
+    const body = node.childForFieldName('body');
+    const holder: SimpleCommand = { argv: [], assignments: [], redirections: [] };
+    const words: SyntaxNode[] = [];
+    const tails: SyntaxNode[] = [];
+    for (const redirect of node.children.filter((child) => REDIRECTS.has(child.type))) {
+      const after = this.redirection(redirect, holder);
+      words.push(...after.words);
+      tails.push(...after.tails);
+    }
+    const own = [...inherited, ...holder.redirections];
+    if (body?.type === 'command') return this.command(body, own, words, pipedFrom);
+    if (words.length > 0) this.markUnknown('words follow the redirection of a compound command');
+    if (body) this.walk(body, own, pipedFrom);
+    this.tails(tails, inherited, null);
+    return null;
   }
 
   /**
-   * After the opening quote (or over a whole unquoted heredoc body when `closing` is false): only
-   * `$`, backticks and backslash before `$`, backtick, `"`, `\` or newline are special.
+   * Adds one redirection to `command`. Returns the words the tree put after its target, which bash
+   * gives to the command as arguments (`echo a > f b` is `echo a b > f`), and the rest of the line
+   * the tree hangs on a heredoc.
    */
-  private readDoubleQuoted(closing: boolean) {
-    const s = this.source;
-    this.append('', true);
-    while (this.index < s.length && !(closing && s[this.index] === '"')) {
-      const char = s[this.index];
-      const escapable = closing ? '$`"\\\n' : '$`\\\n';
-      if (char === '\\' && escapable.includes(s[this.index + 1] ?? '')) {
-        if (s[this.index + 1] !== '\n') this.append(s[this.index + 1], true);
-        this.index += 2;
-      } else if (char === '$' || char === '`') {
-        this.readExpansion(true);
-      } else {
-        this.append(char, true);
-        this.index++;
-      }
+  private redirection(node: SyntaxNode, command: SimpleCommand): { words: SyntaxNode[]; tails: SyntaxNode[] } {
+    const operator = node.children.find((child) => !child.isNamed)?.type ?? '';
+    if (node.type === 'heredoc_redirect') {
+      this.script.heredoc = true;
+      const start = node.children.find((child) => child.type === 'heredoc_start');
+      const body = node.children.find((child) => child.type === 'heredoc_body');
+      if (body) this.walk(body, []);
+      const text = body?.text ?? '';
+      const computed = body?.namedChildren.some((child) => EXPANSIONS.has(child.type)) ?? false;
+      const delimiter = (start?.text ?? '').replace(/['"\\]/g, '');
+      command.redirections.push({ operator, target: delimiter, body: operator === '<<-' ? text.replace(/^\t+/gm, '') : text, computed });
+      return { words: [], tails: node.namedChildren.filter((child) => !HEREDOC_PARTS.has(child.type)) };
     }
-    if (closing && this.index >= s.length) this.malformed = true;
-    this.index++;
+    const [target, ...rest] = node.namedChildren.filter((child) => child.type !== 'file_descriptor');
+    const words: string[] = [];
+    if (target) this.words(target, words);
+    if (words.length > 1) this.markUnknown('a redirection names more than one file (bash: ambiguous redirect)');
+    const redirection: Redirection = { operator, target: wordText(words[0] ?? '') };
+    if (words[0] !== undefined && isComputed(words[0])) redirection.computed = true;
+    command.redirections.push(redirection);
+    return { words: rest, tails: [] };
   }
 
-  /** At a `$` or a backtick: a substitution, an arithmetic or parameter expansion, or a literal `$`. */
-  private readExpansion(quoted: boolean) {
-    const s = this.source;
-    const start = this.index;
-    if (s[start] === '`') {
-      let body = '';
-      let end = start + 1;
-      for (; end < s.length && s[end] !== '`'; end++) {
-        if (s[end] === '\\' && '$`\\'.includes(s[end + 1] ?? '')) end++;
-        body += s[end] ?? '';
-      }
-      if (end >= s.length) this.malformed = true;
-      this.substitutions.push(body);
-      this.append(s.slice(start, end + 1), false);
-      this.index = end + 1;
+  /** The words of one word node, appended to `into`; substitutions inside are walked for commands. */
+  private words(node: SyntaxNode, into: string[]): void {
+    if (node.type === 'variable_assignment') this.assignmentText(node); // `export A=$(id)`: its substitutions
+    else this.walk(node, []);
+    const reading = readWord(node);
+    this.script.globs ||= reading.glob;
+    this.script.tilde ||= reading.tilde;
+    this.script.braces ||= reading.braces;
+    if (reading.words === null) {
+      this.markUnknown('a brace expansion makes too many words');
       return;
     }
-    const next = s[start + 1] ?? '';
-    if (next === '(' && s[start + 2] === '(') {
-      const close = findClosing(s, start + 3, '(', ')');
-      if (close !== -1 && s[close + 1] === ')') return this.readExpanded(start, start + 3, close, close + 2);
-    }
-    if (next === '(') return this.readSubstitution(start + 2);
-    if (next === '[') return this.readExpanded(start, start + 2, findClosing(s, start + 2, '[', ']'), null);
-    if (next === '{') return this.readExpanded(start, start + 2, findClosing(s, start + 2, '{', '}'), null);
-    const name = /^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(s.slice(start + 1));
-    if (name) {
-      this.expands = true;
-      this.append(`$${name[0]}`, false);
-      this.index = start + 1 + name[0].length;
-      return;
-    }
-    this.append('$', quoted);
-    this.index++;
+    const computed = reading.computed || reading.glob;
+    for (const word of reading.words) into.push(computed ? COMPUTED + word : word);
   }
-
-  /** `${…}`, `$((…))`, `$[…]`: the value is known only at run time; substitutions inside still run. */
-  private readExpanded(start: number, innerStart: number, innerEnd: number, stop: number | null) {
-    const s = this.source;
-    this.expands = true;
-    if (innerEnd === -1) this.malformed = true;
-    const end = innerEnd === -1 ? s.length : innerEnd;
-    this.substitutions.push(...parseShell(s.slice(innerStart, end)).substitutions);
-    this.index = stop ?? end + 1;
-    this.append(s.slice(start, this.index), false);
-  }
-
-  /** `$(…)`, `<(…)` or `>(…)`, read by a nested lexer that stops at its closing parenthesis. */
-  private readSubstitution(bodyStart: number) {
-    const inner = new Lexer(this.source, bodyStart, true);
-    inner.tokenize();
-    if (inner.malformed) this.malformed = true;
-    const end = Math.min(inner.end, this.source.length);
-    this.substitutions.push(this.source.slice(bodyStart, end));
-    this.append(this.source.slice(this.index, end + 1), false);
-    this.index = end + 1;
-  }
-
-  /** `(( … ))`: arithmetic, whose substitutions and array subscripts bash evaluates. */
-  private readArithmeticCommand() {
-    const s = this.source;
-    const close = findClosing(s, this.index + 2, '(', ')');
-    if (close === -1 || s[close + 1] !== ')') {
-      this.malformed = true;
-      this.index = s.length;
-      return;
-    }
-    this.expands = true;
-    this.substitutions.push(...parseShell(s.slice(this.index + 2, close)).substitutions);
-    this.append(s.slice(this.index, close + 2), false);
-    this.index = close + 2;
-  }
-
-  /** After a newline: the bodies of heredocs opened on the line just ended. */
-  private readHeredocBodies() {
-    const s = this.source;
-    for (const heredoc of this.unreadHeredocs) {
-      const lines: string[] = [];
-      for (;;) {
-        if (this.index >= s.length) return; // unterminated: left unread, hence malformed
-        const newline = s.indexOf('\n', this.index);
-        const lineEnd = newline === -1 ? s.length : newline;
-        const line = s.slice(this.index, lineEnd);
-        this.index = lineEnd + 1;
-        const text = heredoc.stripTabs ? line.replace(/^\t+/, '') : line;
-        if (text === heredoc.delimiter) break;
-        lines.push(text);
-      }
-      heredoc.body = lines.length > 0 ? `${lines.join('\n')}\n` : '';
-      if (!heredoc.quoted) this.scanHeredocExpansions(heredoc.body);
-      this.heredocs.push(heredoc);
-    }
-    this.unreadHeredocs = [];
-  }
-
-  private scanHeredocExpansions(body: string) {
-    const inner = new Lexer(body, 0, false);
-    inner.readDoubleQuoted(false);
-    this.substitutions.push(...inner.substitutions);
-    this.expands ||= inner.expands;
-    this.malformed ||= inner.malformed;
-  }
-}
-
-/** Index of the bracket closing the one before `start`, skipping quoted text; -1 if none. */
-function findClosing(source: string, start: number, open: string, close: string): number {
-  let depth = 1;
-  for (let index = start; index < source.length; index++) {
-    const char = source[index];
-    if (char === '\\') index++;
-    else if (char === "'") {
-      index = source.indexOf("'", index + 1);
-      if (index === -1) return -1;
-    } else if (char === '"') {
-      index++;
-      while (index < source.length && source[index] !== '"') index += source[index] === '\\' ? 2 : 1;
-    } else if (char === open) depth++;
-    else if (char === close && --depth === 0) return index;
-  }
-  return -1;
 }

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzeCommand, analyzeCommand as analyzeCommandIn, keyOfCommand } from '../../../src/agent/policy/command-analysis.ts';
 import { isCatastrophicTarget } from '../../../src/agent/policy/dangerous-commands.ts';
+import { loadBashParser } from '../../../src/agent/policy/bash-parser.ts';
+
+await loadBashParser();
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-analysis-')));
 mkdirSync(join(workspace, 'src'));

@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { allowanceKey, decideToolCall, PLAN_MODE_REFUSAL, type PolicyCall, type PolicyContext } from '../../../src/agent/policy/decide.ts';
 import type { PathClassification } from '../../../src/workspace/paths.ts';
+import { loadBashParser } from '../../../src/agent/policy/bash-parser.ts';
+
+await loadBashParser();
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'agentd-decide-')));
 after(() => rmSync(workspace, { recursive: true, force: true }));

@@ -3,6 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideToolCall, PLAN_MODE_REFUSAL, type PolicyContext } from '../../../src/agent/policy/decide.ts';
 import { classifyGuestPath } from '../../../src/sandbox/guest-paths.ts';
+import { loadBashParser } from '../../../src/agent/policy/bash-parser.ts';
+
+await loadBashParser();
 
 const roots = ['/workspace'];
 const cwd = '/workspace/app';
