@@ -84,9 +84,25 @@ const LEAVES = new Set([
 const HEREDOC_PARTS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_descriptor']);
 const ARITHMETIC = new Set(['arithmetic_expansion', 'binary_expression', 'postfix_expression', 'ternary_expression', 'subscript', 'c_style_for_statement']);
 
+/**
+ * The word nodes of a command grouped into bash's words: nodes with nothing between them, or only
+ * line continuations, are one word that the tree split (`{\x41`, `touc\<newline>h`).
+ */
+function joinedWords(source: string, nodes: readonly SyntaxNode[]): SyntaxNode[][] {
+  const groups: SyntaxNode[][] = [];
+  for (const node of nodes) {
+    const group = groups.at(-1);
+    const previous = group?.at(-1);
+    const gap = previous === undefined ? ' ' : source.slice(previous.endIndex, node.startIndex);
+    if (group && previous && previous.endIndex <= node.startIndex && gap.replaceAll('\\\n', '') === '') group.push(node);
+    else groups.push([node]);
+  }
+  return groups;
+}
+
 export function parseShell(source: string): ShellScript {
   return withBashTree(source, (root) => {
-    const reader = new TreeReader();
+    const reader = new TreeReader(source);
     reader.walk(root, []);
     return reader.script;
   });
@@ -105,6 +121,8 @@ class TreeReader {
     heredoc: false,
     unknown: null,
   };
+
+  constructor(private readonly source: string) {}
 
   private markUnknown(reason: string): void {
     this.script.unknown ??= reason;
@@ -125,6 +143,9 @@ class TreeReader {
     }
     if (EXPANSIONS.has(type) && type !== 'simple_expansion' && type !== 'expansion' && type !== 'arithmetic_expansion') this.script.substitutions++;
     if (type === 'simple_expansion' || type === 'expansion' || ARITHMETIC.has(type)) this.script.expands = true;
+    if (type === 'command_substitution' && node.text.startsWith('`') && node.text.slice(1, -1).includes('\\`')) {
+      this.markUnknown('backquotes are nested, which the parser does not read');
+    }
     if (type === 'command') return this.command(node, inherited, [], pipedFrom);
     if (type === 'declaration_command' || type === 'unset_command') return this.command(node, inherited, [], pipedFrom);
     if (type === 'variable_assignment') return this.assignmentOnly(node, inherited);
@@ -159,7 +180,7 @@ class TreeReader {
     const children = node.children;
     const words: SyntaxNode[] = [];
     const tails: SyntaxNode[] = [];
-    for (const [index, child] of children.entries()) {
+    for (const child of children) {
       if (child.type === 'variable_assignment' && words.length === 0 && node.type === 'command') {
         command.assignments.push(this.assignmentText(child));
       } else if (REDIRECTS.has(child.type)) {
@@ -169,10 +190,11 @@ class TreeReader {
       } else if (!child.isNamed) {
         // `declare`, `export`, `unset`… are the program of their command; `$"…"` starts with a lone `$`
         if (node.type !== 'command') command.argv.push(child.type);
-        else if (child.type !== '$' || children[index + 1]?.startIndex !== child.endIndex) this.walk(child, inherited);
+        else if (child.type === '$' && this.source[child.endIndex] !== '"') words.push(child);
+        else this.walk(child, inherited);
       } else words.push(child);
     }
-    for (const word of [...words, ...extraWords]) this.words(word, command.argv);
+    for (const word of joinedWords(this.source, [...words, ...extraWords])) this.words(word, command.argv);
     const program = command.argv[0];
     if (program !== undefined && RESERVED_WORDS.has(program)) this.markUnknown(`the parser read the reserved word ${JSON.stringify(program)} as a program`);
     this.script.commands.push(command);
@@ -212,11 +234,14 @@ class TreeReader {
       tails.push(...after.tails);
     }
     const own = [...inherited, ...holder.redirections];
-    if (body?.type === 'command') return this.command(body, own, words, pipedFrom);
-    if (words.length > 0) this.markUnknown('words follow the redirection of a compound command');
-    if (body) this.walk(body, own, pipedFrom);
-    this.tails(tails, inherited, null);
-    return null;
+    let result: SimpleCommand | null = null;
+    if (body?.type === 'command') result = this.command(body, own, words, pipedFrom);
+    else {
+      if (words.length > 0) this.markUnknown('words follow the redirection of a compound command');
+      if (body) this.walk(body, own, pipedFrom);
+    }
+    this.tails(tails, inherited, result);
+    return result;
   }
 
   /**
@@ -239,7 +264,7 @@ class TreeReader {
     }
     const [target, ...rest] = node.namedChildren.filter((child) => child.type !== 'file_descriptor');
     const words: string[] = [];
-    if (target) this.words(target, words);
+    if (target) this.words([target], words);
     if (words.length > 1) this.markUnknown('a redirection names more than one file (bash: ambiguous redirect)');
     const redirection: Redirection = { operator, target: wordText(words[0] ?? '') };
     if (words[0] !== undefined && isComputed(words[0])) redirection.computed = true;
@@ -247,11 +272,14 @@ class TreeReader {
     return { words: rest, tails: [] };
   }
 
-  /** The words of one word node, appended to `into`; substitutions inside are walked for commands. */
-  private words(node: SyntaxNode, into: string[]): void {
-    if (node.type === 'variable_assignment') this.assignmentText(node); // `export A=$(id)`: its substitutions
-    else this.walk(node, []);
-    const reading = readWord(node);
+  /** The words of one bash word (see joinedWords), appended to `into`; substitutions inside are walked for commands. */
+  private words(nodes: readonly SyntaxNode[], into: string[]): void {
+    for (const node of nodes) {
+      if (node.type === 'variable_assignment') this.assignmentText(node); // `export A=$(id)`: its substitutions
+      else this.walk(node, []);
+    }
+    const reading = readWord(...nodes);
+    if (reading.misread) this.markUnknown('the parser read an expansion as plain text');
     this.script.globs ||= reading.glob;
     this.script.tilde ||= reading.tilde;
     this.script.braces ||= reading.braces;
@@ -259,7 +287,7 @@ class TreeReader {
       this.markUnknown('a brace expansion makes too many words');
       return;
     }
-    const computed = reading.computed || reading.glob;
+    const computed = reading.computed || reading.glob || reading.braces;
     for (const word of reading.words) into.push(computed ? COMPUTED + word : word);
   }
 }

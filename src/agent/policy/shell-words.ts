@@ -18,6 +18,8 @@ export interface WordReading {
   tilde: boolean;
   /** brace expansion made other words than were written */
   braces: boolean;
+  /** the tree holds as plain text what bash expands (a `$name` or backquote it did not read) */
+  misread: boolean;
 }
 
 export const EXPANSIONS = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion']);
@@ -27,22 +29,29 @@ const UNMARKED: Record<string, string> = { [BRACE_OPEN]: '{', [BRACE_COMMA]: ','
 
 interface Reader {
   marked: string;
+  misread: boolean;
   computed: boolean;
   glob: boolean;
   tilde: boolean;
 }
 
-export function readWord(node: SyntaxNode): WordReading {
-  const reader: Reader = { marked: '', computed: false, glob: false, tilde: false };
-  append(node, reader);
+/**
+ * One word of bash from the nodes tree-sitter-bash read it as: usually one node, several when the
+ * tree split a word bash keeps whole (`{\x41`, `touc\<newline>h`: nothing but line continuations
+ * between them).
+ */
+export function readWord(...nodes: SyntaxNode[]): WordReading {
+  const reader: Reader = { marked: '', misread: false, computed: false, glob: false, tilde: false };
+  for (const node of nodes) append(node, reader);
   const plain = reader.marked.replace(MARKERS, (marker) => UNMARKED[marker]);
   const words = expandBraces(reader.marked);
-  return { words, computed: reader.computed, glob: reader.glob, tilde: reader.tilde, braces: words === null || words.length !== 1 || words[0] !== plain };
+  return { words, computed: reader.computed, glob: reader.glob, tilde: reader.tilde, braces: words === null || words.length !== 1 || words[0] !== plain, misread: reader.misread };
 }
 
 function append(node: SyntaxNode, reader: Reader): void {
   const { type, text } = node;
-  if (EXPANSIONS.has(type)) {
+  if (type === 'comment') reader.misread = true; // `{#\<newline>a` is one word to bash
+  else if (EXPANSIONS.has(type)) {
     reader.computed = true;
     reader.marked += text;
   } else if (type === 'raw_string') reader.marked += text.slice(1, -1);
@@ -53,7 +62,14 @@ function append(node: SyntaxNode, reader: Reader): void {
     // concatenation, brace_expression, command_name, variable_assignment: the pieces in order
     let at = node.startIndex;
     for (const child of node.children) {
-      if (child.startIndex > at) appendUnquoted(text.slice(at - node.startIndex, child.startIndex - node.startIndex), reader);
+      if (child.type === '$') {
+        // `$"…"` is "…" (bash's locale translation); any other lone `$` is an expansion the tree did not read
+        if (text[child.endIndex - node.startIndex] === '"') continue;
+        reader.misread = true;
+      }
+      let gap = text.slice(at - node.startIndex, child.startIndex - node.startIndex);
+      if (child.type === 'string' && gap.endsWith('$')) gap = gap.slice(0, -1); // `$"…"` is "…" (bash's locale translation)
+      appendUnquoted(gap, reader);
       append(child, reader);
       at = child.endIndex;
     }
@@ -86,6 +102,7 @@ function appendUnquoted(text: string, reader: Reader): void {
       if (next !== undefined && next !== '\n') reader.marked += next;
       continue;
     }
+    if (char === '`' || (char === '$' && /^[\w{(@*#?!$-]/.test(text.slice(index + 1, index + 2)))) reader.misread = true;
     if (char === '*' || char === '?' || (char === '[' && text.includes(']', index))) reader.glob = true;
     if (char === '~' && (reader.marked === '' || /[=:]$/.test(reader.marked))) reader.tilde = true;
     reader.marked += MARKED[char] ?? char;
