@@ -11,6 +11,7 @@
  */
 import { withBashTree, type SyntaxNode } from './bash-parser.ts';
 import { EXPANSIONS, readWord } from './shell-words.ts';
+import { unreadTextIn } from './tree-coverage.ts';
 
 export interface Redirection {
   operator: string;
@@ -86,15 +87,18 @@ const ARITHMETIC = new Set(['arithmetic_expansion', 'binary_expression', 'postfi
 
 /**
  * The word nodes of a command grouped into bash's words: nodes with nothing between them, or only
- * line continuations, are one word that the tree split (`{\x41`, `touc\<newline>h`).
+ * line continuations, are one word that the tree split (`{\x41`, `touc\<newline>h`). null when a
+ * backslash stands between two of them, which the tree did not read as bash does.
  */
-function joinedWords(source: string, nodes: readonly SyntaxNode[]): SyntaxNode[][] {
+function joinedWords(source: string, nodes: readonly SyntaxNode[]): SyntaxNode[][] | null {
   const groups: SyntaxNode[][] = [];
   for (const node of nodes) {
     const group = groups.at(-1);
     const previous = group?.at(-1);
     const gap = previous === undefined ? ' ' : source.slice(previous.endIndex, node.startIndex);
-    if (group && previous && previous.endIndex <= node.startIndex && gap.replaceAll('\\\n', '') === '') group.push(node);
+    const rest = gap.replaceAll('\\\n', '');
+    if (rest.includes('\\')) return null; // `\<tab>`: bash escapes the blank; the tree skips both
+    if (group && previous && previous.endIndex <= node.startIndex && rest === '') group.push(node);
     else groups.push([node]);
   }
   return groups;
@@ -104,6 +108,7 @@ export function parseShell(source: string): ShellScript {
   return withBashTree(source, (root) => {
     const reader = new TreeReader(source);
     reader.walk(root, []);
+    reader.script.unknown ??= unreadTextIn(source, root);
     return reader.script;
   });
 }
@@ -137,6 +142,9 @@ class TreeReader {
       return null;
     }
     this.script.constructs.add(type);
+    if (type === 'comment' && this.source.slice(0, node.startIndex).endsWith('\\\n')) {
+      this.markUnknown('a line continuation joins a word and a `#` the parser reads as a comment');
+    }
     if (type === 'ERROR') {
       this.markUnknown(`bash syntax agentd's parser cannot read near ${JSON.stringify(node.text.slice(0, 40))}`);
       return null;
@@ -188,13 +196,15 @@ class TreeReader {
         words.push(...after.words);
         tails.push(...after.tails);
       } else if (!child.isNamed) {
-        // `declare`, `export`, `unset`… are the program of their command; `$"…"` starts with a lone `$`
+        // `declare`, `export`, `unset`… are the program of their command; in a command, a token such
+        // as `==` is part of a word, and a lone `$` before `"…"` is bash's locale translation
         if (node.type !== 'command') command.argv.push(child.type);
-        else if (child.type === '$' && this.source[child.endIndex] !== '"') words.push(child);
-        else this.walk(child, inherited);
+        else if (child.type !== '$' || this.source[child.endIndex] !== '"') words.push(child);
       } else words.push(child);
     }
-    for (const word of joinedWords(this.source, [...words, ...extraWords])) this.words(word, command.argv);
+    const groups = joinedWords(this.source, [...words, ...extraWords]);
+    if (groups === null) this.markUnknown('a backslash between words is read apart from them');
+    for (const word of groups ?? [...words, ...extraWords].map((each) => [each])) this.words(word, command.argv);
     const program = command.argv[0];
     if (program !== undefined && RESERVED_WORDS.has(program)) this.markUnknown(`the parser read the reserved word ${JSON.stringify(program)} as a program`);
     this.script.commands.push(command);

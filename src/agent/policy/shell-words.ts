@@ -99,10 +99,11 @@ function appendUnquoted(text: string, reader: Reader): void {
     const char = text[index];
     if (char === '\\') {
       const next = text[++index];
+      if (next === undefined) reader.misread = true; // `\<tab>`: bash escapes the blank, the tree ends the word
       if (next !== undefined && next !== '\n') reader.marked += next;
       continue;
     }
-    if (char === '`' || (char === '$' && /^[\w{(@*#?!$-]/.test(text.slice(index + 1, index + 2)))) reader.misread = true;
+    if (char === '`' || char === ' ' || char === '\t' || char === '\n' || (char === '$' && /^[\w{(@*#?!$-]/.test(text.slice(index + 1, index + 2)))) reader.misread = true;
     if (char === '*' || char === '?' || (char === '[' && text.includes(']', index))) reader.glob = true;
     if (char === '~' && (reader.marked === '' || /[=:]$/.test(reader.marked))) reader.tilde = true;
     reader.marked += MARKED[char] ?? char;
