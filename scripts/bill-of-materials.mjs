@@ -17,6 +17,8 @@ const bundleDirectory = new URL('dist/bundle/', root);
 const metafiles = [new URL('meta.json', bundleDirectory), new URL('dist/client/meta.json', root)];
 /** packages bundle.mjs keeps external: loaded from node_modules at run time */
 const RUNTIME_EXTERNALS = ['better-sqlite3', 'pg'];
+/** packages whose files bundle.mjs copies into dist/bundle/ (not in the metafiles) */
+const COPIED_PACKAGES = ['tree-sitter-bash'];
 
 const agentd = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
 const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8'));
@@ -80,6 +82,8 @@ function noticeOf(pkg) {
 }
 
 const packages = [...bundledPackageDirectories()].map((directory) => describePackage(directory, true));
+// files bundle.mjs copies beside the bundles rather than bundling (the bash grammar's WebAssembly)
+for (const name of COPIED_PACKAGES) packages.push(describePackage(`node_modules/${name}`, true));
 for (const name of RUNTIME_EXTERNALS) {
   if (existsSync(new URL(`node_modules/${name}/package.json`, root))) packages.push(describePackage(`node_modules/${name}`, false));
 }

@@ -12,6 +12,7 @@
 //   module-local require.
 // - meta.json (esbuild's metafile) says which sources each output holds (test/cli/serve-memory).
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const root = new URL('../', import.meta.url);
@@ -43,6 +44,11 @@ const result = await build({
 writeFileSync(new URL('meta.json', outdir), JSON.stringify(result.metafile));
 // src/api/contract.ts reads the contract next to the module that holds it
 copyFileSync(new URL('api/contract.json', dist), new URL('contract.json', outdir));
+// src/agent/policy/bash-parser.ts loads the bash parser's WebAssembly from beside the module that holds it
+const requireFromRoot = createRequire(new URL('package.json', root));
+for (const [file, from] of [['web-tree-sitter.wasm', 'web-tree-sitter/web-tree-sitter.wasm'], ['tree-sitter-bash.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']]) {
+  copyFileSync(requireFromRoot.resolve(from), new URL(file, outdir));
+}
 
 // The SDK (`agentd/client`) as one ES module with its one dependency (eventsource-parser) inside:
 // a project that installs agentd for the client needs nothing else from the registry, and a

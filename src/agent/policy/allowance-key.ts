@@ -21,6 +21,7 @@
 import type { CommandLine } from './command-line.ts';
 import { isWrapper, programName, SHELLS } from './nested-commands.ts';
 import { isComputed } from './shell-syntax.ts';
+import { quoteArgv } from './shell-words.ts';
 
 const RUNS_OTHER_PROGRAMS = new Set([
   ...SHELLS, 'fish', 'csh', 'tcsh',
@@ -107,8 +108,4 @@ function injectsExecution(program: string, word: string): boolean {
   }
   const letters = EXECUTING_SHORT_OPTIONS[programName(program)];
   return word.startsWith('-') && letters !== undefined && [...word.slice(1)].some((letter) => letters.includes(letter));
-}
-
-export function quoteArgv(argv: readonly string[]): string {
-  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }

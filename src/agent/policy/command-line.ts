@@ -4,9 +4,9 @@
  * parsed and unwrapped in turn. The dangerous-command check, the permission rules and the
  * read-only judgement all read this list, so they all see the same programs.
  */
-import { quoteArgv } from './allowance-key.ts';
 import { unwrap } from './nested-commands.ts';
 import { parseShell, type Redirection, type ShellScript } from './shell-syntax.ts';
+import { quoteArgv } from './shell-words.ts';
 
 export interface Invocation {
   /** the words as bash makes them (computed ones as written) */

@@ -298,6 +298,8 @@ class TreeReader {
       return;
     }
     const computed = reading.computed || reading.glob || reading.braces;
-    for (const word of reading.words) into.push(computed ? COMPUTED + word : word);
+    // bash drops the empty words an expansion makes (`{-exec,}` is `-exec` alone)
+    const words = reading.braces ? reading.words.filter((word) => word !== '') : reading.words;
+    for (const word of words) into.push(computed ? COMPUTED + word : word);
   }
 }

@@ -109,3 +109,8 @@ function appendUnquoted(text: string, reader: Reader): void {
     reader.marked += MARKED[char] ?? char;
   }
 }
+
+/** An argv as a person would type it: plain words bare, the others single-quoted. */
+export function quoteArgv(argv: readonly string[]): string {
+  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
