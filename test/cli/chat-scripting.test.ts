@@ -113,7 +113,7 @@ describe('agentd chat in a script', () => {
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
       if ((await server.request('GET', `/v1/turns/${last.id}`)).json.status === 'cancelled') break;
     }
-    assert.equal((await server.request('GET', `/v1/turns/${last.id}`)).json.status, 'cancelled');
+    assert.equal((await server.request('GET', `/v1/turns/${last.id}`)).json.status, 'cancelled', stdout + stderr + JSON.stringify(turns.map((turn: { input: string; status: string }) => [turn.input, turn.status])));
     assert.equal(existsSync(join(server.workspace, 'never.txt')), false);
   });
 

@@ -87,6 +87,9 @@ export class Chat {
   private steeredTurnId: string | null = null;
   private connectionLost = false;
   private finished = false;
+  private givingUp = false;
+  /** lines read before the session's events are followed wait: a turn sent sooner could end unseen */
+  private started = false;
   /** piped: 1 once a turn failed or was cancelled (or a line was refused), 2 once the server could not be reached */
   private failure = 0;
   /** aborted when the chat ends: a submit still retrying gives up */
@@ -130,7 +133,9 @@ export class Chat {
         this.output.error(describeError(error));
       }
     }
+    this.started = true;
     this.prompt();
+    void this.pump();
   }
 
   sentTurnsTo(sessionId: string): boolean {
@@ -165,14 +170,10 @@ export class Chat {
 
   /** Takes the next queued line when nothing runs. */
   private async pump(): Promise<void> {
-    if (this.finished) return;
+    if (this.finished || !this.started) return;
     if (this.steeredTurnId && !this.active) return this.follow(this.steeredTurnId);
     if (this.busy || this.active || this.pending || this.picker || this.steering > 0) {
-      if (this.inputEnded && this.pending && !this.lines.terminal) {
-        this.output.error(UNANSWERED);
-        if (this.active?.id) void this.cancel(this.active.id);
-        this.finish(2);
-      }
+      if (this.inputEnded && this.pending && !this.lines.terminal) void this.giveUpUnanswered();
       return;
     }
     const next = this.queue.shift();
@@ -195,6 +196,15 @@ export class Chat {
     }
     if (!this.active && this.queue.length === 0) this.prompt();
     void this.pump();
+  }
+
+  /** Piped input ended with a request waiting: the turn is cancelled (it would wait for ever) and the chat ends with 2. */
+  private async giveUpUnanswered(): Promise<void> {
+    if (this.givingUp) return;
+    this.givingUp = true;
+    this.output.error(UNANSWERED);
+    if (this.active?.id) await this.cancel(this.active.id);
+    this.finish(2);
   }
 
   private async submit(input: string): Promise<void> {
