@@ -66,3 +66,18 @@ const client = await build({
 });
 // scripts/bill-of-materials.mjs declares what both bundles carry
 writeFileSync(new URL('client/meta.json', dist), JSON.stringify(client.metafile));
+
+// `agentd/client/ai-sdk`: the AI SDK transport, one ES module like the SDK. It imports only types
+// of the `ai` package (the app's own, a peer dependency), so nothing of it is bundled; `ai` stays
+// external all the same, should a value import ever be added.
+await build({
+  entryPoints: [new URL('client/ai-sdk.js', dist).pathname],
+  outfile: new URL('client/agentd-ai-sdk.js', dist).pathname,
+  absWorkingDir: root.pathname,
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  external: ['ai'],
+  logLevel: 'warning',
+});
