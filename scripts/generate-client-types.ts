@@ -28,6 +28,8 @@ export function renderClientTypes(document: OpenApiDocument): string {
   const routes: string[] = [];
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
+      // the protocol endpoints (/mcp, /acp) answer as their protocol does, with no JSON success: no SDK method
+      if (!hasJsonOrStreamSuccess(operation)) continue;
       types.push(renderOperationTypes(operation));
       const success = successResponse(operation);
       const stream = success.contentType === 'text/event-stream';
@@ -57,6 +59,11 @@ function renderOperationTypes(operation: Schema): string {
     `    response: ${response};`,
     '  };',
   ].join('\n');
+}
+
+/** An operation the SDK has a method for: it declares a 2xx answer. */
+export function hasJsonOrStreamSuccess(operation: Schema): boolean {
+  return Object.keys(operation.responses ?? {}).some((code) => code.startsWith('2'));
 }
 
 function successResponse(operation: Schema): { status: number; contentType: string | null; schema: Schema | null } {

@@ -14,7 +14,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { servedDocument } from './generate-client-types.ts';
+import { hasJsonOrStreamSuccess, servedDocument } from './generate-client-types.ts';
 
 type Schema = Record<string, any>;
 
@@ -157,6 +157,7 @@ export function renderPythonClient(document: OpenApiDocument): string {
 }
 
 function renderOperation(renderer: PythonRenderer, path: string, method: string, operation: Schema): string | null {
+  if (!hasJsonOrStreamSuccess(operation)) return null;
   const [status, response] = Object.entries(operation.responses as Record<string, Schema>).find(([code]) => code.startsWith('2'))!;
   const [contentType, content] = Object.entries((response.content ?? {}) as Record<string, Schema>)[0] ?? [null, null];
   if (contentType === 'text/event-stream') return null;
