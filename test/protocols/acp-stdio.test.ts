@@ -93,6 +93,13 @@ describe('agentd acp on an embedded server, driven by the ACP SDK client as an e
     assert.equal((await prompt).stopReason, 'cancelled');
   });
 
+  it('cancels a turn whose session/cancel came while it was being admitted', async () => {
+    fake.enqueue({ kind: 'hang' });
+    const prompt = editor.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'cancelled at once' }] });
+    await editor.connection.agent.notify('session/cancel', { sessionId });
+    assert.equal((await prompt).stopReason, 'cancelled');
+  });
+
   it('switches plan mode and sets model and effort', async () => {
     await editor.connection.agent.request('session/set_mode', { sessionId, modeId: 'plan' });
     const effort = await editor.connection.agent.request('session/set_config_option', { sessionId, configId: 'effort', value: 'high' });

@@ -110,14 +110,18 @@ export function acpAgent(options: AcpAgentOptions): AgentApp {
       'session/prompt',
       guarded(async ({ params }) => {
         const bridge = followed(params.sessionId);
+        const cancelsBefore = bridge.cancels;
         const turn = await client.submitTurn(params.sessionId, turnBodyOf(params.prompt));
         bridge.noteActive(turn.id);
+        // a session/cancel that came while the turn was being admitted is for this turn too
+        if (bridge.cancels !== cancelsBefore) await client.cancelTurn({ path: { id: turn.id } });
         await bridge.waitForEnd(turn.id);
         return { stopReason: stopReasonOf(await client.getTurnResult({ path: { id: turn.id } })) };
       }),
     )
     .onNotification('session/cancel', async ({ params }) => {
       const bridge = bridges.get(params.sessionId);
+      if (bridge) bridge.cancels++;
       for (const turnId of bridge?.activeTurns() ?? []) {
         await client.cancelTurn({ path: { id: turnId } }).catch((error: unknown) => complain(`turn ${turnId} could not be cancelled`, error));
       }

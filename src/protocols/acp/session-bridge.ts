@@ -21,11 +21,14 @@ export type Complain = (message: string, error: unknown) => void;
 export class SessionBridge {
   private readonly updates = new SessionUpdates();
   private readonly ended = new Map<string, string>();
-  private readonly waiters = new Map<string, (status: string) => void>();
+  private readonly waiters = new Map<string, { resolve: (status: string) => void; reject: (error: Error) => void }>();
+  /** counts `session/cancel`s, so a prompt whose turn was admitted after one cancels it */
+  cancels = 0;
   private readonly asked = new Set<string>();
   private readonly active = new Set<string>();
   private readonly subscription: EventSubscription;
   private held: StreamItem[] | null = null;
+  private streamEnded: Error | null = null;
 
   private constructor(
     private readonly client: AgentdClient,
@@ -68,11 +71,12 @@ export class SessionBridge {
     if (!this.ended.has(turnId)) this.active.add(turnId);
   }
 
-  /** Resolves with the turn's terminal status once its end event came through. */
+  /** Resolves with the turn's terminal status once its end event came through; rejects when the event stream ends for good. */
   waitForEnd(turnId: string): Promise<string> {
     const status = this.ended.get(turnId);
     if (status) return Promise.resolve(status);
-    return new Promise((resolve) => this.waiters.set(turnId, resolve));
+    if (this.streamEnded) return Promise.reject(this.streamEnded);
+    return new Promise((resolve, reject) => this.waiters.set(turnId, { resolve, reject }));
   }
 
   close(): void {
@@ -87,7 +91,11 @@ export class SessionBridge {
       }
     } catch (error) {
       this.complain(`events of session ${this.sessionId} ended`, error);
+      this.streamEnded = new Error(`agentd's event stream of the session ended: ${(error as Error)?.message ?? String(error)}`);
     }
+    this.streamEnded ??= new Error("agentd's event stream of the session was closed");
+    for (const waiter of this.waiters.values()) waiter.reject(this.streamEnded);
+    this.waiters.clear();
   }
 
   private async apply(item: StreamItem): Promise<void> {
@@ -112,7 +120,7 @@ export class SessionBridge {
     this.ended.set(turnId, status);
     // the latest ends are enough to settle a waiter that registers late
     if (this.ended.size > 100) this.ended.delete(this.ended.keys().next().value!);
-    this.waiters.get(turnId)?.(status);
+    this.waiters.get(turnId)?.resolve(status);
     this.waiters.delete(turnId);
   }
 
