@@ -4,25 +4,12 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatCommand } from './chat-support.ts';
+import { runPipedChat as runChat } from './chat-support.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
-
-function runChat(args: string[], cwd: string, input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [command, ...rest] = chatCommand(args);
-  const child = spawn(command, rest, { cwd, env: { PATH: process.env.PATH, HOME: cwd }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  child.stdin.end(input);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  return new Promise((resolve) => child.on('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
-}
 
 describe('agentd chat --output-schema, piped', () => {
   let fake: FakeProvider;
