@@ -41,7 +41,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'maximum-request-bytes', kind: 'integer', help: 'maximum encoded request body', default: 33554432, min: 1 },
   { name: 'model-stall-timeout', kind: 'integer', help: 'seconds a model stream may stay silent before it is aborted and retried', default: 120, min: 1, max: 86_400 },
   { name: 'max-watches-per-tenant', kind: 'integer', help: 'host inotify watches a tenant\'s change receipts may hold (the process holds at most half of fs.inotify.max_user_watches); past them receipts walk the tree', default: 4096, min: 1, max: 10_000_000 },
-  { name: 'revert-bytes-per-tenant', kind: 'size', help: 'earlier file contents a tenant keeps for reverts (K, M, G, T: powers of 1024); past it the oldest turns\' are dropped (409 revert_unavailable); 0 keeps none', default: '1G' },
+  { name: 'revert-bytes-per-tenant', kind: 'size', help: 'earlier file contents a tenant keeps for reverts (K, M, G, T: powers of 1024), counted against its disk quota where one is set; past it the oldest turns\' are dropped (409 revert_unavailable); 0 keeps none', default: '1G' },
   { name: 'revert-history', kind: 'integer', help: 'latest turns of a session (those that ran a writing call) that POST /v1/turns/:id/revert can take back; 0 keeps none', default: 50, min: 0, max: 100_000 },
   { name: 'state-dir', kind: 'string', help: 'SQLite file and server state', defaultText: '$XDG_STATE_HOME/agentd or ~/.local/state/agentd' },
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },

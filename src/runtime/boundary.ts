@@ -1,3 +1,4 @@
+import type { RevertSpace } from '../workspace/revert-reservation.ts';
 import type { Db } from '../store/database.ts';
 import type { Catalog } from '../config/models-file.ts';
 import type { Limits } from '../config/config.ts';
@@ -31,6 +32,8 @@ export interface Boundary {
   stateDir: string;
   /** how every execution tool of the boundary runs: the sandbox, or the host (exec/boundary-tools.ts) */
   tools: BoundaryTools;
+  /** a tenant with a disk quota: where its revert content is counted (workspace/revert-reservation.ts) */
+  revertSpace?: RevertSpace | null;
 }
 
 export const DEFAULT_BOUNDARY_ID = 'default';

@@ -7,7 +7,7 @@
  */
 import { serverSecrets } from '../config/server-secrets.ts';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
@@ -23,7 +23,8 @@ import { clusterMembership } from '../runtime/turn/turn-leases.ts';
 import { provisionTenants } from './provision.ts';
 import { tenantStateDir } from './db-password.ts';
 import { TenantRuntimes } from './tenant-runtimes.ts';
-import { mountTenantDisk, TenantDiskError, type TenantDisk } from './tenant-disk.ts';
+import { mountTenantDisk, REVERT_RESERVATION_NAME, TenantDiskError, type TenantDisk } from './tenant-disk.ts';
+import { DiskReservation, type RevertSpace } from '../workspace/revert-reservation.ts';
 import { UsageError } from '../config/flags.ts';
 import type { Tenant } from '../config/tenant-registry.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
@@ -110,6 +111,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
           id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots,
           cluster: clusterMembership(config), doorbell: store.doorbell, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir,
           tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome, serverFiles },
+          revertSpace: revertSpaceOf(disks.get(tenant.id)),
         },
         { scheduler, logger: logger.child({ tenant: tenant.id }), adapterFor, toolsFor, telemetry, webhooks },
       );
@@ -218,4 +220,9 @@ async function unmountTenantDisks(disks: Map<string, TenantDisk>, logger: Logger
     await disk.close().catch((error: Error) => logger.error({ tenant, err: error.message }, 'cannot unmount the tenant\'s file system'));
   }
   disks.clear();
+}
+
+/** A tenant with a quota'd file system counts its revert content there, in a file beside its `home` (out of the guest's view). */
+function revertSpaceOf(disk: TenantDisk | undefined): RevertSpace | null {
+  return disk ? new DiskReservation(join(dirname(disk.home), REVERT_RESERVATION_NAME)) : null;
 }

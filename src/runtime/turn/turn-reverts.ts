@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../../domain/errors.ts';
 import { findSession } from '../../store/sessions.ts';
-import { findTurnRevert, markTurnReverted, readRevertContents, turnChangedNothing } from '../../store/turn-reverts.ts';
+import { findTurnRevert, markTurnReverted, readRevertContents, revertBytesKept, turnChangedNothing } from '../../store/turn-reverts.ts';
 import { isTerminal } from '../../domain/turn-lifecycle.ts';
 import { revertThroughExecutor, RevertTooLarge } from '../../exec/revert-through-executor.ts';
 import { ExecutorError } from '../../exec/executor.ts';
@@ -15,6 +15,7 @@ import type { Boundary } from '../boundary.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
 import type { Db } from '../../store/database.ts';
+import type { RevertEntry } from '../../domain/turn-revert.ts';
 import { changeIdleSession, SESSION_BUSY } from '../../store/turn-leases.ts';
 
 export interface TurnRevertDeps {
@@ -63,14 +64,29 @@ export class TurnReverts {
       throw new ApiError('revert_unavailable', `the turn's earlier file contents are not kept: only the latest ${boundary.limits.revertHistory} turns of a session that ran a writing call can be reverted (--revert-history)`);
     }
     if (kept.status === 'unavailable') throw new ApiError('revert_unavailable', `the turn cannot be reverted: ${kept.reason}`);
-    const paths = kept.entries.map((entry) => entry.path);
-    if (kept.status === 'reverted') throw new ApiError('revert_conflict', 'the turn was reverted already', { paths });
+    if (kept.status === 'reverted') throw new ApiError('revert_conflict', 'the turn was reverted already', { paths: kept.entries.map((entry) => entry.path) });
     const session = await findSession(db, boundary.id, turn.sessionId);
     if (!session) throw new ApiError('turn_not_found', 'no such turn');
-    const contents = Object.fromEntries([...(await readRevertContents(db, turn.id))].map(([hash, bytes]) => [hash, bytes.toString('base64')]));
+    const before = await readRevertContents(db, turn.id);
+    const contents = Object.fromEntries([...before].map(([hash, bytes]) => [hash, bytes.toString('base64')]));
+    const space = boundary.revertSpace;
+    if (!space) return this.writeBack(db, turn, session.cwd, kept.entries, contents);
+    // The room held for this turn's bytes on the tenant's disk is what writing them back needs;
+    // afterwards the room held is what is still kept (all of it again when the revert did not happen).
+    await space.hold(Math.max(0, (await revertBytesKept(db, boundary.id)) - [...before.values()].reduce((sum, bytes) => sum + bytes.length, 0)));
+    try {
+      return await this.writeBack(db, turn, session.cwd, kept.entries, contents);
+    } finally {
+      await space.hold(await revertBytesKept(db, boundary.id)).catch(() => {}); // what the guest took meanwhile stays its own
+    }
+  }
+
+  /** Writes the kept versions back and marks the turn reverted. */
+  private async writeBack(db: Db, turn: TurnRecord, cwd: string, entries: RevertEntry[], contents: Record<string, string>): Promise<{ reverted: string[] }> {
+    const paths = entries.map((entry) => entry.path);
     let outcome;
     try {
-      outcome = await revertThroughExecutor(boundary.tools, session.cwd, { entries: kept.entries, contents });
+      outcome = await revertThroughExecutor(this.deps.boundary.tools, cwd, { entries, contents });
     } catch (error) {
       if (error instanceof RevertTooLarge) throw new ApiError('revert_unavailable', error.message);
       // The sandbox that did not answer, or a file system that refused a write, is no client's fault and

@@ -2,7 +2,7 @@ import { MAX_WATCHED_ENTRIES, TurnReceipt } from './turn-receipt.ts';
 import { WorkspaceWatches } from '../../workspace/workspace-watches.ts';
 import { PROCESS_WATCH_BUDGET, WatchBudget } from '../../workspace/watch-budget.ts';
 import { DEFAULT_STORE_BYTES } from '../../workspace/content-store.ts';
-import { storeTurnRevert } from '../../store/turn-reverts.ts';
+import { revertBytesKept, storeTurnRevert } from '../../store/turn-reverts.ts';
 import type { Logger } from 'pino';
 import { nowIso } from '../../domain/ids.ts';
 import { applyTurnTransition, canApply, type TurnStep, type TurnTransition } from '../../domain/turn-lifecycle.ts';
@@ -510,9 +510,15 @@ export class TurnRunner {
     const keep = boundary.limits.revertHistory;
     if (!turn.receipt?.watchedAnyCall || keep === 0) return;
     const key = { boundaryId: boundary.id, sessionId: turn.session.id, turnId: turn.record.id, createdAt: turn.record.createdAt };
-    await storeTurnRevert(boundary.db, key, turn.receipt.revertPlan(), { turnsPerSession: keep, bytes: boundary.limits.revertBytesPerTenant }).catch((error: unknown) => {
+    try {
+      // With a disk quota the bytes also take their room on the tenant's file system.
+      const space = boundary.revertSpace;
+      const bytes = space ? Math.min(boundary.limits.revertBytesPerTenant, await space.room()) : boundary.limits.revertBytesPerTenant;
+      await storeTurnRevert(boundary.db, key, turn.receipt.revertPlan(), { turnsPerSession: keep, bytes });
+      await space?.hold(await revertBytesKept(boundary.db, boundary.id));
+    } catch (error) {
       logger.warn({ err: error, turnId: turn.record.id }, 'could not keep what reverting the turn takes');
-    });
+    }
   }
 
   /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */
