@@ -143,15 +143,16 @@ describe('loopback mode without a token', () => {
     assert.equal(upper.json.id, session.id);
   });
 
-  it('serves an OpenAPI 3.1 document with 17 paths and 17 named schemas that a validator accepts, and the extension path marked', async () => {
+  it('serves an OpenAPI 3.1 document with 17 paths and 17 named schemas that a validator accepts, and the extension paths marked', async () => {
     const response = await server.request('GET', '/openapi.json');
     assert.equal(response.status, 200);
     const document = response.json;
     assert.equal(document.openapi, '3.1.0');
-    // SPEC.md's 17 and the one extension of CONTRACT.md §20
-    assert.equal(Object.keys(document.paths).length, 18);
-    assert.equal(document.paths['/v1/turns/{id}/revert'].post['x-agentd-extension'], true);
-    assert.ok(Object.entries<any>(document.paths).every(([path, item]) => path === '/v1/turns/{id}/revert' || Object.values<any>(item).every((operation) => !('x-agentd-extension' in operation))));
+    // SPEC.md's 17, the extension of CONTRACT.md §20 and the protocol paths of §22 (/acp, /mcp)
+    const extensions = ['/v1/turns/{id}/revert', '/acp', '/mcp'];
+    assert.equal(Object.keys(document.paths).length, 17 + extensions.length);
+    for (const path of extensions) assert.ok(Object.values<any>(document.paths[path]).every((operation) => operation['x-agentd-extension'] === true), path);
+    assert.ok(Object.entries<any>(document.paths).every(([path, item]) => extensions.includes(path) || Object.values<any>(item).every((operation) => !('x-agentd-extension' in operation))));
     const names = Object.keys(document.components.schemas);
     assert.equal(names.length, 17);
     for (const required of ['Model', 'Session', 'SessionPage', 'CreateSession', 'PatchSession', 'ForkSession', 'CreateTurn', 'Turn', 'TurnResult', 'TurnOutput', 'TurnCompletion', 'Agent', 'HumanRequest', 'ResolveRequest', 'ErrorEnvelope', 'HistoryPage']) {
