@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from './database.ts';
-import { StaleTurnWrite, updateTurn } from './turns.ts';
+import { updateTurn } from './turns.ts';
+import { StaleTurnWrite } from './turn-fence.ts';
 import { type TurnRecord } from '../domain/turn.ts';
 import type { OutboxWrite } from './webhook-outbox.ts';
 

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from './database.ts';
 import type { NewHistoryEntry } from '../domain/history-entry.ts';
-import { StaleTurnWrite, updateTurn } from './turns.ts';
+import { updateTurn } from './turns.ts';
+import { StaleTurnWrite } from './turn-fence.ts';
 import { type TurnRecord } from '../domain/turn.ts';
 import { appendTurnEnd, type SessionChanges } from './history.ts';
 import { writingSessionRow } from './sessions.ts';

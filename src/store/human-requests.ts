@@ -4,12 +4,11 @@
  * answers one, first answer wins; the owner polls for the answers to its own. PostgreSQL only in
  * practice (SQLite cannot cluster), written for both.
  */
-import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 import type { HumanDecision, HumanRequestKind, HumanRequestRecord } from '../domain/human-request.ts';
 import type { HumanRequestsTable } from './schema.ts';
-import { StaleTurnWrite } from './turns.ts';
+import { fencedInsert } from './turn-fence.ts';
 
 /** Stores a pending request while the turn is still at `attempt` (else StaleTurnWrite, nothing stored). */
 export async function insertHumanRequest(db: Db, boundaryId: string, request: HumanRequestRecord, attempt: number): Promise<void> {
@@ -18,18 +17,7 @@ export async function insertHumanRequest(db: Db, boundaryId: string, request: Hu
     kind: request.kind, prompt: request.prompt, options: JSON.stringify(request.options), created_at: request.createdAt, status: 'pending',
     decision: null, value: null,
   };
-  const result = await db
-    .insertInto('human_requests')
-    .columns(Object.keys(values) as (keyof HumanRequestsTable)[])
-    .expression((eb) =>
-      eb
-        .selectFrom('turns')
-        .select(Object.values(values).map((value, index) => sql`${value}`.as(`c${index}`)))
-        .where('id', '=', request.turnId)
-        .where('attempt', '=', attempt),
-    )
-    .executeTakeFirst();
-  if (result.numInsertedOrUpdatedRows === 0n) throw new StaleTurnWrite(request.turnId, attempt);
+  await fencedInsert(db, 'human_requests', { turnId: request.turnId, attempt }, values);
 }
 
 /** The pending requests of the boundary's active turns, newest first (at most 200). */

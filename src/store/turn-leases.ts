@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { databaseNowMs, transactionLock } from './turn-fence.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 import type { TurnRecord, TurnText } from '../domain/turn.ts';
 import { newTurnRow, type NewTurnRow } from './turns.ts';
@@ -19,8 +20,6 @@ import { appendExpiredEnds, type OwnerlessEnd } from './ownerless-ends.ts';
 /** A turn endExpiredTurns ended. */
 export type EndedTurn = OwnerlessEnd;
 
-/** Now on the database's clock, in epoch milliseconds. */
-const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
  * What storing a new turn of a cluster found: stored (past a full queue: the caller fails it),
@@ -34,8 +33,8 @@ export type LeasedAdmission = { stored: 'stored' | 'stored_queue_full'; session:
  * key) and every change that needs the session idle take it, so none comes between another's
  * check and its write.
  */
-async function lockSession(trx: Db, sessionId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`agentd session ${sessionId}`}, 0))`.execute(trx);
+function lockSession(trx: Db, sessionId: string): Promise<void> {
+  return transactionLock(trx, `agentd session ${sessionId}`);
 }
 
 function activeTurnOf(db: Db, sessionId: string) {

@@ -10,6 +10,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { turnAtAttempt } from './turn-fence.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 import { decodeStoredText, encodeStoredText } from './text-codec.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
@@ -97,9 +98,7 @@ export async function claimSteer(db: Db, id: string, turnId: string, attempt: nu
     .set({ status: 'claimed', claimed_attempt: attempt })
     .where('id', '=', id)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'claimed'), eb('claimed_attempt', '<', attempt)])]))
-    .where((eb) =>
-      eb.exists(eb.selectFrom('turns').select(sql`1`.as('one')).where('turns.id', '=', turnId).where('turns.attempt', '=', attempt).where('turns.status', 'in', [...ACTIVE_STATUSES])),
-    )
+    .where((eb) => turnAtAttempt(eb, { turnId, attempt, active: true }))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

@@ -4,12 +4,11 @@
  * goes under the turn's fencing number. An instance that takes the turn over reads them back and
  * resumes from the last one. They go with the turn's end.
  */
-import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { CanonicalItem } from '../domain/canonical-item.ts';
 import type { RecordedModelStep, RecordedStep } from '../domain/turn-step.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
-import { StaleTurnWrite } from './turns.ts';
+import { fencedInsert } from './turn-fence.ts';
 
 export interface TurnStep extends RecordedStep {
   /** its place among the turn's steps, from 0 */
@@ -22,19 +21,7 @@ export interface TurnStep extends RecordedStep {
  */
 export async function appendTurnStep(db: Db, turnId: string, attempt: number, step: TurnStep): Promise<void> {
   const values = { turn_id: turnId, seq: step.seq, attempt, items: JSON.stringify(step.items), model_step: step.modelStep ? JSON.stringify(step.modelStep) : null, receipt: step.receipt ?? null };
-  const result = await db
-    .insertInto('turn_steps')
-    .columns(['turn_id', 'seq', 'attempt', 'items', 'model_step', 'receipt'])
-    .expression((eb) =>
-      eb
-        .selectFrom('turns')
-        .select([sql`${values.turn_id}`.as('turn_id'), sql`${values.seq}`.as('seq'), sql`${values.attempt}`.as('attempt'), sql`${values.items}`.as('items'), sql`${values.model_step}`.as('model_step'), sql`${values.receipt}`.as('receipt')])
-        .where('id', '=', turnId)
-        .where('attempt', '=', attempt)
-        .where('status', 'in', [...ACTIVE_STATUSES]),
-    )
-    .executeTakeFirst();
-  if (result.numInsertedOrUpdatedRows === 0n) throw new StaleTurnWrite(turnId, attempt);
+  await fencedInsert(db, 'turn_steps', { turnId, attempt, active: true }, values);
 }
 
 /** A turn's steps, oldest first. */

@@ -5,6 +5,7 @@ import { boundEventText, EVENT_TEXT_LIMIT } from '../domain/event-text.ts';
 import { ACTIVE_STATUSES, type TurnStatus } from '../domain/turn-status.ts';
 import type { TurnOutputRecord, TurnRecord, TurnText } from '../domain/turn.ts';
 import { preparedQuery, rowParams, type Param } from './prepared-query.ts';
+import { requireWritten } from './turn-fence.ts';
 import type { OutboxWrite } from './webhook-outbox.ts';
 import { decodeNullableStoredText, decodeStoredText, encodeNullableStoredText, encodeStoredText, MAX_ESCAPE_WIDTH, STORED_TEXT_MARKER } from './text-codec.ts';
 
@@ -34,16 +35,6 @@ type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel
 export type NewTurnRow = InsertedRow;
 
 const insertTurnRow = preparedQuery((db, param: Param<InsertedRow>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));
-
-/**
- * A write of a turn under a fencing number that is no longer the turn's: another instance took the
- * turn over (docs/CLUSTER.md). Nothing of the write was stored; its writer must stand down.
- */
-export class StaleTurnWrite extends Error {
-  constructor(readonly turnId: string, readonly attempt: number) {
-    super(`turn ${turnId} is no longer at attempt ${attempt}: another instance took it over`);
-  }
-}
 
 export async function findTurn(db: Db, boundaryId: string, id: string): Promise<TurnRecord | null> {
   const row = await selectTurns(db).where('boundary_id', '=', boundaryId).where('id', '=', id).executeTakeFirst();
@@ -94,8 +85,7 @@ function selectTurns(db: Db) {
 
 /** Writes the turn's state, only while its attempt is still the turn's (else StaleTurnWrite). */
 export async function updateTurn(db: Db, turn: TurnRecord): Promise<void> {
-  const result = await updateTurnRow(db, toRow(turn));
-  if (result.numAffectedRows === 0n) throw new StaleTurnWrite(turn.id, turn.attempt);
+  requireWritten((await updateTurnRow(db, toRow(turn))).numAffectedRows, { turnId: turn.id, attempt: turn.attempt });
 }
 
 const updateTurnRow = preparedQuery((db, param: Param<Omit<InsertedRow, 'input' | 'user_text' | 'output_schema'>>) =>

@@ -9,10 +9,10 @@
  * half a second old: instances admitting at the same moment may each take the last place.
  */
 import { sql, type Kysely } from 'kysely';
+import { databaseNowMs } from '../store/turn-fence.ts';
 import type { Logger } from 'pino';
 import { Scheduler, type EnqueueResult, type Job, type SchedulerLimits } from '../runtime/turn/scheduler.ts';
 
-const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 /** How often an instance publishes its queue and reads the others'. */
 export const CLUSTER_QUEUE_POLL_MS = 500;
 

@@ -9,10 +9,10 @@
  * An instance stopping with others alive gives its rows up at once, as it does its turns' leases.
  */
 import { sql, type Kysely } from 'kysely';
+import { databaseNowMs } from '../store/turn-fence.ts';
 import type { Logger } from 'pino';
 
 /** Now on the database's clock, in epoch milliseconds: the instances' clocks need not agree. */
-const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 /** Renewals and looks per lease, as for turns: a lease survives two missed renewals. */
 const TICKS_PER_LEASE = 3;
 

@@ -71,9 +71,16 @@ export async function startAgentd(args: string[], timeoutMs = 20_000): Promise<A
 export async function agentdExit(args: string[], timeoutMs = 20_000): Promise<AgentdExit> {
   const { child, stdout, stderr } = launch(args);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  // one that starts instead (a refusal that failed, such as a broken single-writer claim) fails the test at once
+  const listening = () => /listening on/.test(stdout());
+  const onOutput = () => {
+    if (listening()) child.kill('SIGKILL');
+  };
+  child.stdout!.on('data', onOutput);
   await ended(child);
   clearTimeout(timer);
-  if (/listening on/.test(stdout())) throw new Error(`agentd started instead of exiting: ${stdout()}`);
+  child.stdout!.off('data', onOutput);
+  if (listening()) throw new Error(`agentd started instead of exiting: ${stdout()}`);
   return { code: child.exitCode, stderr: stderr() };
 }
 

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
 import { storeTurnAgents } from '../../store/turn-agents.ts';
+import { StaleTurnWrite } from '../../store/turn-fence.ts';
 import type { ActiveTurn } from './active-turns.ts';
 
 const WRITE_EVERY_MS = 250;
@@ -23,7 +24,10 @@ export function shareAgentsView(db: Db, turn: ActiveTurn, logger: Logger): void 
     if (writing || !dirty) return;
     dirty = false;
     writing = storeTurnAgents(db, turn.record.id, turn.record.attempt, JSON.stringify(turn.agents.view()))
-      .then(() => undefined, (error: unknown) => logger.warn({ err: error, turnId: turn.record.id }, 'could not store the turn\'s agents view'))
+      .catch((error: unknown) => {
+        // taken over: the new owner stores the view now
+        if (!(error instanceof StaleTurnWrite)) logger.warn({ err: error, turnId: turn.record.id }, 'could not store the turn\'s agents view');
+      })
       .finally(() => {
         writing = null;
         if (dirty) schedule();

@@ -2,7 +2,7 @@ import type { TurnReceipt } from './turn-receipt.ts';
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
 import type { DecisionCheck, RequestBroker } from './requests.ts';
 import { TurnHandedOver, TurnLeaseLost } from './turn-leases.ts';
-import { StaleTurnWrite } from '../../store/turns.ts';
+import { StaleTurnWrite } from '../../store/turn-fence.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
 import type { ToolSpec } from '../../agent/providers/types.ts';
 import type { SessionRecord } from '../../domain/session.ts';
