@@ -71,10 +71,11 @@ export const GUARDS = {
     ],
   },
   // The guards added by issues 34 to 38, and the URL reading of issue 39 (docs/RELIABILITY.md §9).
+  // Stryker's sandbox has no dist/, so no test file that runs the built binary is in these lists.
   'turn-budget': {
     timeoutMS: 15_000,
     modules: ['src/runtime/turn/turn-budget.ts'],
-    tests: ['test/runtime/turn/turn-budget.test.ts', 'test/e2e/session-budget.test.ts'],
+    tests: ['test/runtime/turn/turn-budget.test.ts'],
   },
   'server-files-guard': {
     timeoutMS: 15_000,
@@ -88,12 +89,12 @@ export const GUARDS = {
   'webhook-destination': {
     timeoutMS: 15_000,
     modules: ['src/workspace/webhook-destination.ts'],
-    tests: ['test/config/webhooks.test.ts', 'test/runtime/webhooks/webhook-sender.test.ts'],
+    tests: ['test/workspace/webhook-destination.test.ts', 'test/runtime/webhooks/webhook-sender.test.ts'],
   },
   'permission-rules': {
     timeoutMS: 15_000,
     modules: ['src/agent/policy/permission-rules.ts'],
-    tests: ['test/agent/policy/permission-rules.test.ts', 'test/config/permissions-file.test.ts'],
+    tests: ['test/agent/policy/permission-rules.test.ts'],
   },
   'project-instructions': {
     modules: ['src/runtime/context/project-instructions.ts'],
@@ -102,6 +103,6 @@ export const GUARDS = {
   'url-reading': {
     timeoutMS: 15_000,
     modules: ['src/workspace/url-reading.ts'],
-    tests: ['test/workspace/url-reading.test.ts', 'test/config/webhooks.test.ts', 'test/e2e/repository-urls.test.ts'],
+    tests: ['test/workspace/url-reading.test.ts', 'test/e2e/repository-urls.test.ts'],
   },
 };
