@@ -23,6 +23,8 @@ export interface WordReading {
 }
 
 export const EXPANSIONS = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion']);
+/** a word of characters bash gives no meaning to: itself, the common case */
+const PLAIN = /^[A-Za-z0-9_./:=+%@-]+$/;
 const MARKED: Record<string, string> = { '{': BRACE_OPEN, ',': BRACE_COMMA, '}': BRACE_CLOSE };
 const MARKERS = new RegExp(`[${BRACE_OPEN}${BRACE_COMMA}${BRACE_CLOSE}]`, 'g');
 const UNMARKED: Record<string, string> = { [BRACE_OPEN]: '{', [BRACE_COMMA]: ',', [BRACE_CLOSE]: '}' };
@@ -41,10 +43,13 @@ interface Reader {
  * between them).
  */
 export function readWord(...nodes: SyntaxNode[]): WordReading {
+  if (nodes.length === 1 && nodes[0].childCount === 0 && PLAIN.test(nodes[0].text)) {
+    return { words: [nodes[0].text], computed: false, glob: false, tilde: false, braces: false, misread: false };
+  }
   const reader: Reader = { marked: '', misread: false, computed: false, glob: false, tilde: false };
   for (const node of nodes) append(node, reader);
   const plain = reader.marked.replace(MARKERS, (marker) => UNMARKED[marker]);
-  const words = expandBraces(reader.marked);
+  const words = reader.marked.includes(BRACE_OPEN) ? expandBraces(reader.marked) : [plain];
   return { words, computed: reader.computed, glob: reader.glob, tilde: reader.tilde, braces: words === null || words.length !== 1 || words[0] !== plain, misread: reader.misread };
 }
 

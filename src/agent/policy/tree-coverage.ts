@@ -4,6 +4,7 @@
  * tree is not what bash will run, and the line is unknown (CONTRACT.md §21). Only blanks and
  * line continuations may stand between nodes.
  */
+import type { TreeCursor } from 'web-tree-sitter';
 import type { SyntaxNode } from './bash-parser.ts';
 
 /** Nodes whose text is taken whole: the reader (shell-words.ts) reads them character by character. */
@@ -15,8 +16,13 @@ const SUBSTITUTIONS = new Set(['simple_expansion', 'expansion', 'command_substit
 /** Why the tree leaves part of `source` unread, or null when it reads all of it. */
 export function unreadTextIn(source: string, root: SyntaxNode): string | null {
   const covered = new Uint8Array(source.length);
-  const reason = cover(root, covered);
-  if (reason) return reason;
+  const cursor = root.walk();
+  try {
+    const reason = cover(cursor, source, covered);
+    if (reason) return reason;
+  } finally {
+    cursor.delete();
+  }
   for (let index = 0; index < source.length; index++) {
     if (covered[index]) continue;
     const char = source[index];
@@ -26,26 +32,32 @@ export function unreadTextIn(source: string, root: SyntaxNode): string | null {
   return null;
 }
 
-function cover(node: SyntaxNode, covered: Uint8Array): string | null {
-  // a token inside a string may hold the blanks before it (`" $("`); anything else is a misread
-  if (!node.isNamed && !node.isMissing && node.text.trimStart() !== node.type) return `the parser read ${JSON.stringify(node.text)} as ${JSON.stringify(node.type)}`;
-  if (node.childCount === 0 || WHOLE.has(node.type)) {
-    covered.fill(1, node.startIndex, node.endIndex);
+/**
+ * Marks what the cursor's node covers, walking with the cursor (no node objects: this runs over
+ * every node of every line). `within`: a quoted node's text is its own except its substitutions.
+ */
+function cover(cursor: TreeCursor, source: string, covered: Uint8Array, withinQuote = false): string | null {
+  const { nodeType: type, startIndex: start, endIndex: end } = cursor;
+  if (!cursor.nodeIsNamed && !cursor.nodeIsMissing) {
+    // a token inside a string may hold the blanks before it (`" $("`); anything else is a misread
+    const text = source.slice(start, end);
+    if (text.trimStart() !== type) return `the parser read ${JSON.stringify(text)} as ${JSON.stringify(type)}`;
+  }
+  const quoted = QUOTED.has(type);
+  if (withinQuote && !SUBSTITUTIONS.has(type)) return null;
+  if (WHOLE.has(type) || quoted) covered.fill(1, start, end);
+  if (WHOLE.has(type) || !cursor.gotoFirstChild()) {
+    covered.fill(1, start, end);
     return null;
   }
-  if (QUOTED.has(node.type)) {
-    covered.fill(1, node.startIndex, node.endIndex);
-    for (const child of node.namedChildren) {
-      if (!SUBSTITUTIONS.has(child.type)) continue;
-      covered.fill(0, child.startIndex, child.endIndex);
-      const reason = cover(child, covered);
+  try {
+    do {
+      if (quoted && SUBSTITUTIONS.has(cursor.nodeType)) covered.fill(0, cursor.startIndex, cursor.endIndex);
+      const reason = cover(cursor, source, covered, quoted);
       if (reason) return reason;
-    }
-    return null;
-  }
-  for (const child of node.children) {
-    const reason = cover(child, covered);
-    if (reason) return reason;
+    } while (cursor.gotoNextSibling());
+  } finally {
+    cursor.gotoParent();
   }
   return null;
 }
