@@ -141,7 +141,7 @@ describe('agentd command line', () => {
     assert.equal(health.status, 200);
     // the built server reads its contract from dist/api/contract.json: it validates and describes alike
     const description = await http('GET', `${url}/openapi.json`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    assert.equal(Object.keys(description.json.paths).length, 18, 'the 17 of SPEC.md and the revert path (CONTRACT.md §20)');
+    assert.equal(Object.keys(description.json.paths).length, 20, 'the 17 of SPEC.md, the revert path (CONTRACT.md §20), /acp and /mcp (§22)');
     const unknownField = await http('POST', `${url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN}` }, body: { colour: 'blue' } });
     assert.equal(unknownField.status, 400);
     assert.equal(unknownField.json.error.details[0].path, '/colour');
