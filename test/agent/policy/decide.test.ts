@@ -69,6 +69,28 @@ test('dangerous commands are refused in every mode, yolo and allowances included
   }
 });
 
+test('an unknown command (CONTRACT.md §21) is refused in every mode, saying why, by a deny rule of the tool when there is one', () => {
+  const call = shellCall('c=touch; $c x');
+  const because = 'Refused: the program name is computed at run time ($c), and ';
+  const fix = '. Write the program name, and any script a shell or eval runs, literally.';
+  const machine = `${because}agentd cannot tell which program runs, so it cannot rule out a command that can destroy the machine${fix}`;
+  for (const ctx of [context(), context({ yolo: true }), context({ sandboxed: true }), context({ sessionAllowances: new Set(['shell:c=touch; $c x']) })]) {
+    assert.deepEqual(decideToolCall(call, ctx), { action: 'refuse', reason: machine });
+  }
+  const rules = [
+    { tool: 'read_file', pattern: '*', action: 'deny' as const },
+    { tool: 'shell', pattern: 'git *', action: 'allow' as const },
+    { tool: 'shell', pattern: 'touch *', action: 'deny' as const },
+    { tool: 'shell', pattern: 'rm *', action: 'deny' as const },
+  ];
+  const denied = `${because}it could be what the operator's permission rule for shell with pattern "touch *" denies${fix}`;
+  assert.deepEqual(decideToolCall(call, context({ rules, cwd: workspace })), { action: 'refuse', reason: denied });
+  // an allow rule that matches every text never runs it
+  assert.deepEqual(decideToolCall(call, context({ rules: [{ tool: 'shell', pattern: '*', action: 'allow' }], cwd: workspace })), { action: 'refuse', reason: machine });
+  // a readable line with a plain program is not unknown
+  assert.equal(decideToolCall(shellCall('c=touch; echo $c'), context({ yolo: true })).action, 'run');
+});
+
 test('a path outside every root is refused, even with yolo', () => {
   for (const ctx of [context({ paths: [outsidePath('/etc/passwd')] }), context({ yolo: true, paths: [cwdPath('a'), outsidePath('/etc/passwd')] })]) {
     const decision = decideToolCall(readCall, ctx);
