@@ -5,7 +5,7 @@
  * read-only judgement all read this list, so they all see the same programs.
  */
 import { unwrap } from './nested-commands.ts';
-import { parseShell, type Redirection, type ShellScript } from './shell-syntax.ts';
+import { emptyScript, parseShell, type Redirection, type ShellScript } from './shell-syntax.ts';
 import { quoteArgv } from './shell-words.ts';
 
 export interface Invocation {
@@ -55,16 +55,5 @@ function collect(line: CommandLine, script: ShellScript, depth: number): void {
 }
 
 export function argvScript(argv: readonly string[]): ShellScript {
-  return {
-    commands: [{ argv: [...argv], assignments: [], redirections: [] }],
-    operators: [],
-    constructs: new Set(['program', 'command']),
-    substitutions: 0,
-    expands: false,
-    tilde: false,
-    globs: false,
-    braces: false,
-    heredoc: false,
-    unknown: null,
-  };
+  return { ...emptyScript(), commands: [{ argv: [...argv], assignments: [], redirections: [] }], constructs: new Set(['program', 'command']) };
 }

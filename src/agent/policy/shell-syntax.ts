@@ -113,19 +113,13 @@ export function parseShell(source: string): ShellScript {
   });
 }
 
+/** A script with no command, nothing expanded, nothing unknown: what a reading starts from. */
+export function emptyScript(): ShellScript {
+  return { commands: [], operators: [], constructs: new Set(), substitutions: 0, expands: false, tilde: false, globs: false, braces: false, heredoc: false, unknown: null };
+}
+
 class TreeReader {
-  readonly script: ShellScript = {
-    commands: [],
-    operators: [],
-    constructs: new Set(),
-    substitutions: 0,
-    expands: false,
-    tilde: false,
-    globs: false,
-    braces: false,
-    heredoc: false,
-    unknown: null,
-  };
+  readonly script = emptyScript();
 
   constructor(private readonly source: string) {}
 
