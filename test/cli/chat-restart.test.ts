@@ -52,7 +52,7 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
 
     fake.enqueue({ kind: 'reply', text: 'Answer from the second life.' });
     chat.send('and now?', 'Enter');
-    const text = await chat.waitForScreen(/Answer from the second life\.\n+›/);
+    const text = await chat.waitForScreen(/Answer from the second life\.\n+(?:─ .*\n+)?›/);
     assert.doesNotMatch(text, /CHAT-EXITED/, 'the user never restarted the chat');
     assert.equal(occurrences(text, 'First half of an answer'), 1, `the first turn is shown once:\n${text}`);
     assert.equal(occurrences(text, 'Answer from the second life.'), 1);
@@ -67,7 +67,7 @@ describe('agentd chat across a server restart (tmux, agentd serve as a process)'
     chat.send('typed while down', 'Enter');
     await new Promise((resolve) => setTimeout(resolve, 500));
     server = await startAgentd(['--port', port, ...serveArgs], {}, workspace);
-    const after = await chat.waitForScreen(/Answer to a line typed while the server was down\.\n+›/);
+    const after = await chat.waitForScreen(/Answer to a line typed while the server was down\.\n+(?:─ .*\n+)?›/);
     assert.doesNotMatch(after, /CHAT-EXITED|fetch failed|server_stopping/);
     assert.equal(occurrences(after, 'Answer to a line typed while the server was down.'), 1);
     assert.equal(modelInputs().filter((body) => body.includes('typed while down')).length, 1, 'one turn for the line, however often it was sent');

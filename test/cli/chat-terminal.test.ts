@@ -34,7 +34,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     await chat.start(server.url, server.workspace);
     fake.enqueue({ kind: 'reply', reasoning: 'pondering', text: 'Streamed answer from the fake.', chunkDelayMs: 20 });
     chat.send('say hello', 'Enter');
-    await chat.waitForScreen(/Streamed answer from the fake\.\n+›/);
+    await chat.waitForScreen(/Streamed answer from the fake\.\n+(?:─ .*\n+)?›/);
     assert.match(chat.screen(), /pondering/);
 
     fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: ['touch', 'approved.txt'] }), callId: 'call_touch' }] }, { kind: 'reply', text: 'File made.' });
@@ -43,7 +43,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     assert.match(chat.screen(), /touch approved\.txt/, 'the prompt shows the command being approved');
     assert.equal(existsSync(join(server.workspace, 'approved.txt')), false);
     chat.send('1');
-    await chat.waitForScreen(/File made\.\n+›/);
+    await chat.waitForScreen(/File made\.\n+(?:─ .*\n+)?›/);
     assert.equal(existsSync(join(server.workspace, 'approved.txt')), true, 'the key allowed the command once');
     assert.match(chat.screen(), /→ allow_once/);
 
@@ -82,7 +82,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     chat.send('4');
     await chat.waitForScreen(/^why \(the model is told\): *$/m);
     chat.send('src is mine; clean build/ instead', 'Enter');
-    await chat.waitForScreen(/Greeted and kept src\.\n+›/);
+    await chat.waitForScreen(/Greeted and kept src\.\n+(?:─ .*\n+)?›/);
     assert.equal(toolOutputSent(fake.requests, 'call_rm'), `${DENIED_OUTPUT}\nThe user's reason: src is mine; clean build/ instead`);
     assert.equal(existsSync(join(server.workspace, 'src')), false);
   });
@@ -102,7 +102,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     chat.send('Enter');
     await chat.waitForScreen(/1 queued/);
     chat.send('C-c');
-    const after = await chat.waitForScreen(/Answer to the line typed aside\.\n+›/);
+    const after = await chat.waitForScreen(/Answer to the line typed aside\.\n+(?:─ .*\n+)?›/);
     assert.match(after, /\[cancelled\]\n› and then this\n/, 'the queued line is shown as sent, after the cancelled turn');
     assert.equal(fake.requests.filter((request) => JSON.stringify(request.body).includes('and then this')).length, 1);
   });
@@ -112,7 +112,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     await chat.start(server.url, server.workspace);
     fake.enqueue({ kind: 'reply', text: 'Counted.', usage: { input: 1200, output: 34 } });
     chat.send('count', 'Enter');
-    await chat.waitForScreen(/Counted\.\n+›/);
+    await chat.waitForScreen(/Counted\.\n+(?:─ .*\n+)?›/);
     // cancelled while the command runs: no second model request, so nothing more is queued
     fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: ['sh', '-c', 'echo step-one-done; sleep 60'] }), callId: 'call_slow' }] });
     chat.send('run the slow thing', 'Enter');
@@ -122,7 +122,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     const running = await chat.waitForScreen(/running shell: step-one-done · \d+s · session 1\.2k tokens · \$0\.0013 · context 1% of 200k/);
     assert.match(running, /^⠋|^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running shell/m, 'a spinner leads the line');
     chat.send('C-c');
-    const ended = await chat.waitForScreen(/\[cancelled\]\n+›/);
+    const ended = await chat.waitForScreen(/\[cancelled\]\n+(?:─ .*\n+)?›/);
     assert.doesNotMatch(ended, /running shell: step-one-done · /, 'the status line is gone when the turn ends');
   });
 
@@ -144,7 +144,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     assert.match(approval, /\u001b\[[0-9;]*32m\+agentd/, 'the added line of the patch is green');
     assert.match(approval, /\u001b\[[0-9;]*31m-world/, 'the removed line is red');
     chat.send('1');
-    const text = await chat.waitForScreen(/That is all\.\n+›/);
+    const text = await chat.waitForScreen(/That is all\.\n+(?:─ .*\n+)?›/);
     assert.equal(readFileSync(join(server.workspace, 'greeting.txt'), 'utf8'), 'hello\nagentd\n');
     assert.match(text, /⎿ Exit code: 0 · Wall time: [\d.]+ s\n +│ one\n +│ two\n/, 'the output itself, under a one-line summary of the header');
     assert.doesNotMatch(text, /^ *│ Output:/m);
@@ -179,18 +179,18 @@ describe('agentd chat in a terminal (tmux)', () => {
     chat.send('Down');
     await chat.waitForScreen(/› +[0-9a-f-]{13} {2}alpha project/);
     chat.send('Enter');
-    const resumed = await chat.waitForScreen(/alpha project answer 3\n+›/);
+    const resumed = await chat.waitForScreen(/alpha project answer 3\n+(?:─ .*\n+)?›/);
     assert.match(resumed, /resumed alpha project · .* · 3 turns/);
     assert.match(resumed, /› first alpha question\nalpha project answer 1\n› second alpha question\nalpha project answer 2\n› third alpha question\nalpha project answer 3/, 'every recent turn, not only the last answer');
     assert.doesNotMatch(resumed, /resume \(↑↓ move/, 'the picker is gone');
 
     fake.enqueue({ kind: 'reply', text: 'Continuing alpha.' });
     chat.send('go on', 'Enter');
-    await chat.waitForScreen(/Continuing alpha\.\n+›/);
+    await chat.waitForScreen(/Continuing alpha\.\n+(?:─ .*\n+)?›/);
     assert.equal((await server.request('GET', `/v1/sessions/${alpha.id}/history`)).json.total, 4, 'the turn went to the picked session');
 
     chat.send(`/resume ${beta.id.slice(0, 13)}`, 'Enter');
-    await chat.waitForScreen(/resumed beta project[\s\S]*› only beta question\nbeta project answer 1\n+›/);
+    await chat.waitForScreen(/resumed beta project[\s\S]*› only beta question\nbeta project answer 1\n+(?:─ .*\n+)?›/);
     chat.send('/resume no-such-prefix', 'Enter');
     await chat.waitForScreen(/no session starts with no-such-prefix/);
 
@@ -202,7 +202,7 @@ describe('agentd chat in a terminal (tmux)', () => {
 
     const started = newChat('resume-option');
     await started.start(server.url, server.workspace, { args: ['--session', alpha.id.slice(0, 13)] });
-    await started.waitForScreen(/resumed alpha project[\s\S]*› go on\nContinuing alpha\.\n+›/);
+    await started.waitForScreen(/resumed alpha project[\s\S]*› go on\nContinuing alpha\.\n+(?:─ .*\n+)?›/);
   });
 
   it('with NO_COLOR: plain text, no escape sequence, no status line', async () => {
@@ -230,7 +230,7 @@ describe('agentd chat in a terminal (tmux)', () => {
     assert.match(here.screen(), new RegExp(`session [0-9a-f-]{36} · \\S+ · cwd ${sub.replace(/[/.]/g, '\\$&')}\n`));
     fake.enqueue({ kind: 'reply', text: 'In sub.' });
     here.send('where am I', 'Enter');
-    await here.waitForScreen(/In sub\.\n+›/);
+    await here.waitForScreen(/In sub\.\n+(?:─ .*\n+)?›/);
     const sessions = (await server.request('GET', '/v1/sessions?limit=1')).json.data;
     assert.equal(sessions[0].cwd, sub, 'the session is where chat was started, not the server\'s root');
 

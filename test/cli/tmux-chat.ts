@@ -9,6 +9,8 @@ export interface TmuxChat {
   run(args: string[], cwd: string, options?: StartOptions & { before?: string; after?: string }): void;
   /** types into the chat (tmux send-keys: text, or key names such as Enter and C-c) */
   send(...keys: string[]): void;
+  /** pastes `text` as a terminal does (tmux paste-buffer -p: bracketed when the program asked for it) */
+  paste(text: string): void;
   /** the last 200 lines of the screen; with `escapes`, the colours and attributes as SGR sequences */
   screen(options?: { escapes?: boolean }): string;
   /** polls the screen until `test` matches it, and returns it */
@@ -56,6 +58,10 @@ export function tmuxChat(session: string, options: { joinWrappedLines?: boolean;
     },
     run: (args, cwd, start = {}) => launch(args, cwd, start),
     send: (...keys) => void tmux('send-keys', '-t', session, ...keys),
+    paste(text) {
+      tmux('set-buffer', '-b', session, text);
+      tmux('paste-buffer', '-p', '-d', '-b', session, '-t', session);
+    },
     screen,
     waitForScreen,
     kill() {

@@ -1,56 +1,24 @@
 import { createInterface, type Interface } from 'node:readline';
-import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type EventSubscription, type HumanRequest, type Session, type StreamItem } from '../../client/index.ts';
-import { COMMANDS_HELP, runCommand, steerWords, type CommandContext } from './commands.ts';
-import { ChatOutput, type RequestChoice } from './render.ts';
+import { AgentdError, isReplayReset, TERMINAL_TURN_EVENTS, type AgentdClient, type EventSubscription, type Session, type StreamItem } from '../../client/index.ts';
+import { COMMANDS_HELP, completeCommand, runCommand, steerWords, type CommandContext } from './commands.ts';
+import { ChatOutput } from './render.ts';
 import { SessionPicker, type PickerKey } from './session-picker.ts';
 import { showRecentTurns } from './sessions.ts';
 import { showEvent } from './event-view.ts';
-import { autoAnswerNotice, autoDecision, choiceFor, choicesOf, UNANSWERED, wordsQuestion, type AutoAnswer } from './approvals.ts';
+import { PromptLines } from './prompt-lines.ts';
+import { clearTypedLine, RequestDesk } from './request-desk.ts';
+import { describeError } from './errors.ts';
+import { followSession } from './session-events.ts';
+import { autoAnswerNotice, UNANSWERED } from './approvals.ts';
 import { StatusLine } from './status-line.ts';
-import { TerminalScreen, type OutputStream } from './terminal-screen.ts';
+import { TerminalScreen } from './terminal-screen.ts';
 import { WORKSPACE_REFUSALS, workspaceRefusal } from './preflight.ts';
+import type { ActiveTurn, ChatSetup, ChatTerminal, QueuedLine } from './chat-setup.ts';
+
+export type { ChatSetup, ChatTerminal } from './chat-setup.ts';
 
 /** A line typed while the server restarts waits for it: about a minute of retries (5 s apart at most). */
 const SUBMIT_RETRIES = 15;
-/** How long a new session's event stream may take to open before its first turn is sent anyway. */
-const STREAM_OPEN_WAIT_MS = 5_000;
-
-export interface ChatTerminal {
-  input: NodeJS.ReadableStream & { isTTY?: boolean };
-  output: OutputStream;
-  /** --json: where the events go, one JSON object a line (`output` then carries the notices) */
-  events?: NodeJS.WritableStream;
-}
-
-export interface ChatSetup {
-  /** a session to continue; null: one is created at the first prompt */
-  session: Session | null;
-  /** the directory a new session works in */
-  cwd: string;
-  /** the model of a new session; null: the server's default */
-  model: string | null;
-  /** where the chat talks to, for the header */
-  describe: string;
-  /** colours, Markdown, the status line and the picker (a terminal without NO_COLOR) */
-  rich: boolean;
-  /** --output-schema: given to every turn; its result is printed as one line of JSON */
-  outputSchema?: Record<string, unknown> | null;
-  /** --yolo (allow_once) or --deny: the answer to every approval of the run */
-  autoAnswer?: AutoAnswer | null;
-}
-
-interface ActiveTurn {
-  id: string | null;
-  cancelRequested: boolean;
-  /** some of its answer or tools came through the stream */
-  shown: boolean;
-}
-
-interface QueuedLine {
-  text: string;
-  /** typed while a turn ran: not on screen yet */
-  typedAside: boolean;
-}
 
 const STREAMED_CONTENT = new Set(['response.text.delta', 'response.reasoning.delta', 'tool.updated', 'tool.finished']);
 
@@ -69,23 +37,22 @@ export class Chat {
   private readonly events: NodeJS.WritableStream | null;
   private readonly lines: Interface;
   private readonly queue: QueuedLine[] = [];
+  private readonly promptLines = new PromptLines();
+  private pasteOff: () => void = () => undefined;
   private session: Session | null;
   private active: ActiveTurn | null = null;
-  private pending: { request: HumanRequest; choices: RequestChoice[] } | null = null;
+  private readonly desk: RequestDesk;
   private picker: { picker: SessionPicker; done: (session: Session | null) => void } | null = null;
-  /** readline asks for words (an answer's value); aborted when its request goes away */
-  private words: AbortController | null = null;
   private subscription: EventSubscription | null = null;
   private readonly finishedTurns = new Map<string, { status: string; error: string | null }>();
   /** sessions this chat sent a turn to (a session made at start and never used is deleted at exit) */
-  private readonly sessionsWithTurns = new Set<string>();
+  readonly sessionsWithTurns = new Set<string>();
   private inputEnded = false;
   private busy = false;
   /** steers sent and not answered yet: nothing new is submitted meanwhile */
   private steering = 0;
   /** a steer that came too late for its turn became this turn of its own: the next to follow */
   private steeredTurnId: string | null = null;
-  private connectionLost = false;
   private finished = false;
   private givingUp = false;
   /** lines read before the session's events are followed wait: a turn sent sooner could end unseen */
@@ -106,25 +73,38 @@ export class Chat {
     this.events = terminal.events ?? null;
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
     this.screen = new TerminalScreen(terminal.output);
-    this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ' });
+    this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ', ...(interactive ? { completer: completeCommand } : {}) });
     this.screen.attach(this.lines);
     this.output = new ChatOutput(this.screen, setup.rich);
     this.status = new StatusLine((text) => this.output.setStatus(setup.rich ? text : null));
+    this.desk = new RequestDesk({
+      client,
+      output: this.output,
+      status: this.status,
+      screen: this.screen,
+      lines: this.lines,
+      autoAnswer: setup.autoAnswer ?? null,
+      takeQueuedLine: () => (this.lines.terminal ? undefined : this.queue.shift()?.text),
+      turnRunning: () => this.active !== null,
+      unanswered: () => void (this.inputEnded && this.pump()),
+    });
     this.lines.on('line', (line) => this.accept(line));
     this.lines.on('SIGINT', () => this.interrupt());
     this.lines.on('close', () => {
       this.inputEnded = true;
       void this.pump();
     });
+    if (interactive) {
+      terminal.output.write(PromptLines.ENABLE_PASTE);
+      this.pasteOff = () => terminal.output.write(PromptLines.DISABLE_PASTE);
+    }
     if (interactive) terminal.input.on('keypress', (text: string | undefined, key: PickerKey | undefined) => this.keypress(text, key ?? {}));
   }
 
   async start(): Promise<void> {
-    this.output.notice(`agentd chat · ${this.setup.describe}`);
     const session = this.session;
     const what = session ? `session ${session.id} · ${session.model}` : `new session on ${this.setup.model ?? 'the default model'}`;
-    this.output.notice(`${what} · cwd ${session?.cwd ?? this.setup.cwd}`);
-    this.output.notice(COMMANDS_HELP);
+    for (const line of [`agentd chat · ${this.setup.describe}`, `${what} · cwd ${session?.cwd ?? this.setup.cwd}`, COMMANDS_HELP]) this.output.notice(line);
     if (this.setup.autoAnswer) this.output.notice(autoAnswerNotice(this.setup.autoAnswer));
     if (session) {
       try {
@@ -136,10 +116,6 @@ export class Chat {
     this.started = true;
     this.prompt();
     void this.pump();
-  }
-
-  sentTurnsTo(sessionId: string): boolean {
-    return this.sessionsWithTurns.has(sessionId);
   }
 
   /** Ctrl-C: leave the picker; cancel the running turn; with none (or already cancelling) end the chat. */
@@ -154,10 +130,13 @@ export class Chat {
     this.finish(0);
   }
 
-  private accept(line: string): void {
+  private accept(entered: string): void {
     if (this.picker) return;
     // On a terminal a request is answered by its key alone; a piped line is the answer.
-    if (this.pending) return this.lines.terminal ? undefined : void this.answer(line.trim());
+    if (this.desk.pending) return this.lines.terminal ? undefined : void this.desk.answer(entered.trim());
+    const line = this.promptLines.line(entered);
+    if (line === null) return this.continuePrompt();
+    this.lines.setPrompt('› ');
     const typedAside = this.active !== null || this.busy;
     this.screen.closeInput();
     if (line.trim() === '') return typedAside ? undefined : this.prompt();
@@ -172,8 +151,8 @@ export class Chat {
   private async pump(): Promise<void> {
     if (this.finished || !this.started) return;
     if (this.steeredTurnId && !this.active) return this.follow(this.steeredTurnId);
-    if (this.busy || this.active || this.pending || this.picker || this.steering > 0) {
-      if (this.inputEnded && this.pending && !this.lines.terminal) void this.giveUpUnanswered();
+    if (this.busy || this.active || this.desk.pending || this.picker || this.steering > 0) {
+      if (this.inputEnded && this.desk.pending && !this.lines.terminal) void this.giveUpUnanswered();
       return;
     }
     const next = this.queue.shift();
@@ -291,35 +270,13 @@ export class Chat {
 
   /** Follows the session's events; resolves once the stream is open (or after a while regardless). */
   private listen(lastEventId: number | null = null): Promise<void> {
-    let opened!: () => void;
-    const open = new Promise<void>((resolve) => (opened = resolve));
-    const subscription = this.client.events({
-      sessionId: this.session!.id,
-      lastEventId,
-      onReconnect: () => {
-        if (!this.connectionLost) this.output.notice('connection lost; reconnecting…');
-        this.connectionLost = true;
-      },
-      onOpen: () => {
-        opened();
-        if (this.connectionLost) this.output.notice('reconnected');
-        this.connectionLost = false;
-      },
+    const following = followSession(this.client, this.session!.id, lastEventId, this.output, {
+      render: (item) => this.render(item),
+      current: (subscription) => subscription === this.subscription,
+      ended: () => this.finished,
     });
-    this.subscription = subscription;
-    void (async () => {
-      try {
-        for await (const item of subscription) {
-          if (subscription !== this.subscription) continue;
-          // A failed refetch (the server went away again) must not end the listening.
-          await this.render(item).catch((error: unknown) => this.output.error(describeError(error)));
-        }
-      } catch (error) {
-        if (subscription === this.subscription && !this.finished) this.output.error(`events: ${describeError(error)}`);
-      }
-    })();
-    const waited = new Promise<void>((resolve) => setTimeout(resolve, STREAM_OPEN_WAIT_MS).unref());
-    return Promise.race([open, waited]);
+    this.subscription = following.subscription;
+    return following.opened;
   }
 
   private async render(item: StreamItem): Promise<void> {
@@ -334,10 +291,9 @@ export class Chat {
     if (showEvent(item, { output: this.output, status: this.status, resultOnly: Boolean(this.setup.outputSchema) && !this.setup.rich })) return;
     switch (item.type) {
       case 'request.created':
-        return this.ask(item.data);
+        return this.desk.ask(item.data);
       case 'request.resolved':
-        if (this.pending?.request.id === item.data.requestId) this.pending = null;
-        if (this.words && !this.pending) this.words.abort();
+        this.desk.gone(item.data.requestId);
         return;
       case 'turn.completed':
       case 'turn.failed':
@@ -377,8 +333,7 @@ export class Chat {
     if (this.active?.id !== turnId) return;
     if (status !== 'completed') this.failure = Math.max(this.failure, 1);
     this.active = null;
-    this.pending = null;
-    this.words?.abort();
+    this.desk.gone(null);
     this.status.stop();
     this.output.turnEnded(status, error);
     void this.refreshFigures();
@@ -392,108 +347,31 @@ export class Chat {
     if (!session || !this.setup.rich) return;
     try {
       this.status.session(await this.client.getSession({ path: { id: session.id } }));
+      const footer = this.status.footer();
+      if (footer && !this.active) this.output.line(footer);
     } catch {
       // the figures are a nicety; the next turn's end tries again
     }
   }
 
-  private ask(request: HumanRequest): void {
-    if (this.pending?.request.id === request.id) return;
-    const auto = autoDecision(request, this.setup.autoAnswer ?? null);
-    if (auto) return void this.resolve(request, auto, undefined, this.setup.autoAnswer === 'allow_once' ? '--yolo' : '--deny');
-    const choices = choicesOf(request);
-    this.pending = { request, choices };
-    this.status.stop();
-    this.output.request(request, choices);
-    if (this.answerFromInput()) return;
-    if (this.inputEnded) void this.pump();
-  }
-
-  /** Piped: the line read after the question is its answer, though it was read before the question came. */
-  private answerFromInput(): boolean {
-    const next = this.lines.terminal ? undefined : this.queue.shift();
-    if (next === undefined) return false;
-    void this.answer(next.text.trim());
-    return true;
-  }
-
   private async showPendingRequests(): Promise<void> {
     const { data } = await this.client.listRequests();
     const mine = data.filter((request) => request.sessionId === this.session?.id);
-    if (mine.length > 0) this.ask(mine[mine.length - 1]);
+    if (mine.length > 0) this.desk.ask(mine[mine.length - 1]);
   }
 
   private keypress(text: string | undefined, key: PickerKey): void {
     if (this.finished) return;
+    if (this.promptLines.pasteKey(key.name, this.lines)) return;
     if (this.picker) {
       const outcome = this.picker.picker.key(text, key);
       if (outcome === 'cancel') return this.closePicker(null);
       if (outcome) return this.closePicker(outcome.picked);
       return this.output.setPanel(this.picker.picker.lines());
     }
-    if (this.words) return;
-    if (this.pending) {
-      // readline took the key into its (hidden) line already: a key is an answer, never the start of one
-      this.clearTypedLine();
-      if (text !== undefined && this.pending.choices.some((choice) => choice.key === text)) void this.answer(text);
-      return;
-    }
+    if (this.desk.readingWords) return;
+    if (this.desk.pending) return this.desk.key(text);
     if (this.active || this.busy) this.status.input(this.lines.line ?? '', this.queue.length);
-  }
-
-  private async answer(text: string): Promise<void> {
-    const pending = this.pending;
-    if (!pending) return;
-    const choice = choiceFor(pending.choices, text);
-    if (choice === undefined) {
-      this.output.error(`answer with ${pending.choices.map((candidate) => `${candidate.key} (${candidate.label})`).join(', ')}`);
-      if (!this.answerFromInput() && this.inputEnded) void this.pump();
-      return;
-    }
-    this.pending = null;
-    let value: string | undefined;
-    if (choice.asksWords) {
-      const words = await this.askWords(wordsQuestion(choice.decision));
-      if (words === null) return;
-      value = words;
-    }
-    await this.resolve(pending.request, choice.decision, value);
-  }
-
-  private async resolve(request: HumanRequest, decision: string, value: string | undefined, by?: string): Promise<void> {
-    try {
-      await this.client.resolveRequest({ path: { id: request.id }, body: { decision, ...(value !== undefined ? { value } : {}) } });
-      this.output.notice(`→ ${decision}${value ? `: ${value}` : ''}${by ? ` (${by})` : ''}`);
-      if (this.active && !this.pending) this.status.start(false);
-    } catch (error) {
-      this.output.error(describeError(error));
-      // a refused answer (a raise not above spent) leaves the request waiting: ask it again
-      if (error instanceof AgentdError && error.code === 'invalid_decision' && !this.pending && !by) this.ask(request);
-    }
-  }
-
-  /** A line of words read by readline, visible as typed; null when the request went away first. */
-  private askWords(question: string): Promise<string | null> {
-    const queued = this.lines.terminal ? undefined : this.queue.shift();
-    if (queued !== undefined) return Promise.resolve(queued.text);
-    const words = new AbortController();
-    this.words = words;
-    this.screen.openInput();
-    return new Promise<string | null>((resolve) => {
-      const settle = (value: string | null) => {
-        if (this.words === words) this.words = null;
-        this.screen.closeInput();
-        resolve(value);
-      };
-      words.signal.addEventListener('abort', () => settle(null), { once: true });
-      this.lines.question(question, { signal: words.signal }, (answer) => settle(answer));
-    });
-  }
-
-  /** Empties readline's line (typed while hidden) without showing anything. */
-  private clearTypedLine(): void {
-    this.lines.write(null, { ctrl: true, name: 'e' });
-    this.lines.write(null, { ctrl: true, name: 'u' });
   }
 
   private openPicker(sessions: Session[], filter: string): Promise<Session | null> {
@@ -509,7 +387,7 @@ export class Chat {
     if (!picker) return;
     this.picker = null;
     this.output.setPanel([]);
-    this.clearTypedLine();
+    clearTypedLine(this.lines);
     picker.done(session);
   }
 
@@ -541,8 +419,15 @@ export class Chat {
     };
   }
 
+  /** A line continued with `\\` (or a paste's line): the next one follows under a `…` prompt. */
+  private continuePrompt(): void {
+    if (!this.lines.terminal || this.active || this.busy || !this.promptLines.continuing) return;
+    this.lines.setPrompt('… ');
+    this.screen.showPrompt();
+  }
+
   private prompt(): void {
-    if (this.finished || this.active || this.pending || this.picker || this.busy) return;
+    if (this.finished || this.active || this.desk.pending || this.picker || this.busy) return;
     this.screen.showPrompt();
   }
 
@@ -552,17 +437,13 @@ export class Chat {
     // a script reads the exit status: 0 only when every turn completed
     if (!this.lines.terminal) code = Math.max(code, this.failure);
     this.ending.abort();
-    this.words?.abort();
+    this.desk.abort();
     this.subscription?.close();
     this.subscription = null;
     this.status.stop();
     this.screen.release();
+    this.pasteOff();
     this.lines.close();
     this.ended(code);
   }
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof AgentdError) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -22,7 +22,16 @@ export interface CommandContext {
   quit(): void;
 }
 
-export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID] · /steer WORDS · /compact · /clear · /quit';
+export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID] · /plan · /effort LEVEL · /budget TOKENS · /undo · /steer WORDS · /compact · /clear · /quit';
+
+/** Every command, for Tab completion. */
+export const COMMAND_NAMES = ['/budget', '/clear', '/compact', '/effort', '/exit', '/help', '/model', '/plan', '/quit', '/resume', '/sessions', '/steer', '/undo'];
+
+/** Readline's completer: a line starting with `/` completes to the commands it begins. */
+export function completeCommand(line: string): [string[], string] {
+  if (!line.startsWith('/') || /\s/.test(line)) return [[], line];
+  return [COMMAND_NAMES.filter((name) => name.startsWith(line)), line];
+}
 
 /** `/steer words` → the words; null for any other line. */
 export function steerWords(line: string): string | null {
@@ -73,6 +82,11 @@ export async function runCommand(line: string, context: CommandContext): Promise
       await context.switchTo(session);
       return output.notice(`new session ${session.id} on ${session.model}`);
     }
+    case '/plan':
+    case '/effort':
+    case '/budget':
+    case '/undo':
+      return sessionCommand(name, argument, context);
     case '/quit':
     case '/exit':
       return context.quit();
@@ -95,4 +109,47 @@ async function resume(argument: string, context: CommandContext): Promise<void> 
   }
   const picked = await context.pick(sessions, argument);
   if (picked) return context.switchTo(picked);
+}
+
+type PatchBody = NonNullable<Parameters<AgentdClient['patchSession']>[0]['body']>;
+
+/**
+ * Commands that change the session (PATCH, CONTRACT.md §19) or its files (revert, §20): /plan
+ * toggles plan mode, /effort and /budget set what the next turn may use, /undo takes back the last
+ * turn's file changes.
+ */
+async function sessionCommand(name: string, argument: string, context: CommandContext): Promise<void> {
+  const { client, output, session } = context;
+  if (!session) return output.error(`${name}: no session yet; send a prompt first`);
+  const patch = async (body: PatchBody) => {
+    const changed = await client.patchSession({ path: { id: session.id }, body });
+    context.update(changed);
+    return changed;
+  };
+  switch (name) {
+    case '/plan': {
+      const changed = await patch({ planMode: !session.planMode });
+      return output.notice(changed.planMode ? 'plan mode: the model reads and plans; nothing changes until you approve its plan (/plan again leaves it)' : 'plan mode left: the model may change files again');
+    }
+    case '/effort': {
+      if (!argument) return output.notice(`effort ${session.effort ?? 'the model\'s default'}; /effort LEVEL (none, low, medium, high, xhigh, max: what the model accepts)`);
+      const changed = await patch({ effort: argument as PatchBody['effort'] });
+      return output.notice(`effort ${changed.effort}`);
+    }
+    case '/budget': {
+      const tokens = Number(argument);
+      if (!/^\d+$/.test(argument) || !Number.isSafeInteger(tokens)) return output.error('usage: /budget TOKENS (the session\'s token limit; a turn reaching it asks you to raise it or stop)');
+      const changed = await patch({ budget: { tokens } });
+      return output.notice(`budget ${changed.budget?.tokens ?? tokens} tokens`);
+    }
+    case '/undo': {
+      const [last] = (await client.listTurns({ query: { sessionId: session.id } })).data;
+      if (!last) return output.error('/undo: the session has no turn yet');
+      const { reverted } = await client.revertTurn({ path: { id: last.id } });
+      if (reverted.length === 0) return output.notice(`the last turn changed no file`);
+      output.notice(`reverted the last turn's changes to ${reverted.length} file${reverted.length === 1 ? '' : 's'}:`);
+      for (const path of reverted) output.line(`  ${path}`);
+      return;
+    }
+  }
 }

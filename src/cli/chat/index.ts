@@ -37,7 +37,7 @@ export async function runChat(argv: readonly string[], env: NodeJS.ProcessEnv, c
     const code = await chat.done;
     process.off('SIGINT', onSignal);
     // the session made at start to check the directory, when no turn went to it, is not left behind
-    if (provisional && !chat.sentTurnsTo(provisional.id)) await client.deleteSession({ path: { id: provisional.id } }).catch(() => undefined);
+    if (provisional && !chat.sessionsWithTurns.has(provisional.id)) await client.deleteSession({ path: { id: provisional.id } }).catch(() => undefined);
     return code;
   } catch (error) {
     process.stderr.write(`agentd chat: ${(error as Error).message}\n`);

@@ -8,7 +8,7 @@ const TICK_MS = 120;
  * What the session says it has used (CONTRACT §19). `spent` and `context` stay optional: a chat
  * may talk to a server older than them, and then shows the tokens from `usage` alone.
  */
-type SessionFigures = Pick<Session, 'usage'> & Partial<Pick<Session, 'spent' | 'context'>>;
+type SessionFigures = Pick<Session, 'usage'> & Partial<Pick<Session, 'spent' | 'context' | 'model' | 'planMode' | 'cwd'>>;
 
 /**
  * The line under a running turn: a spinner, what the turn is doing, how long it has run, the
@@ -73,19 +73,34 @@ export class StatusLine {
     const seconds = Math.floor((Date.now() - this.startedAt) / 1000);
     const parts = [`${SPINNER[this.frame % SPINNER.length]} ${inert(this.state).slice(0, 60)}`, `${seconds}s`];
     if (this.streamedCharacters > 0) parts.push(`↓ ~${compact(Math.ceil(this.streamedCharacters / 4))} tokens`);
-    const figures = this.figures;
-    if (figures) {
-      const tokens = figures.spent?.tokens ?? figures.usage.input + figures.usage.output;
-      parts.push(`session ${compact(tokens)} tokens`);
-      if (typeof figures.spent?.costUsd === 'number') parts.push(`$${figures.spent.costUsd.toFixed(figures.spent.costUsd < 1 ? 4 : 2)}`);
-      const window = figures.context?.window;
-      if (figures.context && window) parts.push(`context ${Math.round((100 * figures.context.usedTokens) / window)}% of ${compact(window)}`);
-    }
+    parts.push(...this.figureParts());
     let line = paint('dim', parts.join(' · '));
     if (this.queued > 0) line += paint('dim', ` · ${this.queued} queued`);
     if (this.typed !== '') line += ` ${paint('dim', '│ next ›')} ${inert(this.typed.length > 40 ? `…${this.typed.slice(-40)}` : this.typed)}`;
     else if (this.queued === 0) line += paint('dim', ' · type to queue the next prompt, Ctrl-C cancels');
     return line;
+  }
+
+  /** The footer shown under each finished turn: model, mode, directory, tokens, cost, context. */
+  footer(): string | null {
+    const figures = this.figures;
+    if (!figures) return null;
+    const where = [figures.model, figures.planMode ? 'plan mode' : 'default mode', figures.cwd].filter((part): part is string => typeof part === 'string');
+    const counts = this.figureParts().filter((part) => part !== 'plan mode');
+    return paint('dim', `─ ${[...where.map((part) => inert(part)), ...counts].join(' · ')}`);
+  }
+
+  private figureParts(): string[] {
+    const figures = this.figures;
+    if (!figures) return [];
+    const parts: string[] = [];
+    if (figures.planMode) parts.push('plan mode');
+    const tokens = figures.spent?.tokens ?? figures.usage.input + figures.usage.output;
+    parts.push(`session ${compact(tokens)} tokens`);
+    if (typeof figures.spent?.costUsd === 'number') parts.push(`$${figures.spent.costUsd.toFixed(figures.spent.costUsd < 1 ? 4 : 2)}`);
+    const window = figures.context?.window;
+    if (figures.context && window) parts.push(`context ${Math.round((100 * figures.context.usedTokens) / window)}% of ${compact(window)}`);
+    return parts;
   }
 
   private draw(): void {

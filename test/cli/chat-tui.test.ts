@@ -1,0 +1,107 @@
+/**
+ * The terminal client's keys and commands next to Claude Code's and opencode's (CONTRACT.md §24),
+ * driven as a person would, in tmux: a line continued with `\`, a bracketed paste as one prompt,
+ * Tab completing a command, /plan, /effort, /budget and /undo, and the footer under each turn.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fakeProviderModels, type TestServer } from '../support/server.ts';
+import type { FakeProvider } from '../support/fake-provider.ts';
+import { useServerOnFakeProvider } from '../support/harness.ts';
+import { tmuxChat, type TmuxChat } from './tmux-chat.ts';
+
+describe('agentd chat, keys and commands (tmux)', () => {
+  let fake!: FakeProvider;
+  let server!: TestServer;
+  const chats: TmuxChat[] = [];
+  const newChat = (name: string) => {
+    const chat = tmuxChat(`agentd-chat-tui-${name}-${process.pid}`, { joinWrappedLines: true });
+    chats.push(chat);
+    return chat;
+  };
+  after(() => chats.forEach((chat) => chat.kill()));
+  const started = useServerOnFakeProvider({ models: (baseUrl) => fakeProviderModels(baseUrl, { contextWindow: 200_000 }) });
+  before(() => ({ fake, server } = started));
+  /** the text of the user message of the model's latest request */
+  const lastPrompt = () => JSON.stringify(fake.requests.at(-1)?.body);
+
+  it('a line ending in \\ continues on the next: both lines are one prompt; the footer follows the answer', async () => {
+    const chat = newChat('continued');
+    await chat.start(server.url, server.workspace);
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'reply', text: 'Two lines read.' });
+    chat.send('-l', 'first line\\');
+    chat.send('Enter');
+    await chat.waitForScreen(/^… /m);
+    chat.send('-l', 'second line');
+    chat.send('Enter');
+    await chat.waitForScreen(/Two lines read\./);
+    assert.equal(fake.requests.length, before + 1, 'one turn');
+    assert.ok(lastPrompt().includes('first line\\nsecond line'), lastPrompt());
+    // the footer: model, mode, directory, the session's tokens and context
+    await chat.waitForScreen(new RegExp(`─ fake-responses · default mode · ${server.workspace.replace(/[/.]/g, '\\$&')} · session \\d+ tokens · (?:\\$[\\d.]+ · )?context \\d+% of 200k`));
+  });
+
+  it('a bracketed paste is one prompt, shown as [pasted N lines] until Enter sends it whole', async () => {
+    const chat = newChat('paste');
+    await chat.start(server.url, server.workspace);
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'reply', text: 'Trace read.' });
+    chat.paste('Error: boom\n    at one (a.js:1)\n    at two (b.js:2)');
+    await chat.waitForScreen(/› \[pasted 3 lines\]/);
+    assert.equal(fake.requests.length, before, 'nothing is sent before Enter');
+    chat.send('-l', 'why?');
+    chat.send('Enter');
+    await chat.waitForScreen(/Trace read\./);
+    assert.equal(fake.requests.length, before + 1, 'one turn for the whole paste');
+    assert.ok(lastPrompt().includes('Error: boom\\n    at one (a.js:1)\\n    at two (b.js:2) why?'), lastPrompt());
+  });
+
+  it('Tab completes a command; /plan toggles plan mode (shown in the footer), /effort and /budget set the session', async () => {
+    const chat = newChat('commands');
+    await chat.start(server.url, server.workspace);
+    const session = () => server.request('GET', `/v1/sessions/${sessionId}`).then((response) => response.json);
+    const sessionId = (await server.request('GET', '/v1/sessions?limit=1')).json.data[0].id;
+    chat.send('-l', '/pl');
+    chat.send('Tab');
+    await chat.waitForScreen(/› \/plan$/m);
+    chat.send('Enter');
+    await chat.waitForScreen(/plan mode: the model reads and plans/);
+    assert.equal((await session()).planMode, true);
+    await chat.waitForScreen(/─ fake-responses · plan mode · /);
+    chat.send('-l', '/plan');
+    chat.send('Enter');
+    await chat.waitForScreen(/plan mode left/);
+    assert.equal((await session()).planMode, false);
+
+    chat.send('-l', '/effort high');
+    chat.send('Enter');
+    await chat.waitForScreen(/^effort high$/m);
+    assert.equal((await session()).effort, 'high');
+    chat.send('-l', '/budget 5000');
+    chat.send('Enter');
+    await chat.waitForScreen(/^budget 5000 tokens$/m);
+    assert.equal((await session()).budget.tokens, 5000);
+  });
+
+  it('/undo reverts the last turn through the server and names the files', async () => {
+    const chat = newChat('undo');
+    await chat.start(server.url, server.workspace);
+    fake.enqueue(
+      { kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: 'echo undone > undo-me.txt' }), callId: 'call_undo' }] },
+      { kind: 'reply', text: 'Written.' },
+    );
+    chat.send('-l', 'write undo-me.txt');
+    chat.send('Enter');
+    await chat.waitForScreen(/\[1\] allow_once/);
+    chat.send('1');
+    await chat.waitForScreen(/Written\./);
+    assert.equal(readFileSync(join(server.workspace, 'undo-me.txt'), 'utf8'), 'undone\n');
+    chat.send('-l', '/undo');
+    chat.send('Enter');
+    await chat.waitForScreen(/reverted the last turn's changes to 1 file:\n\s+undo-me\.txt/);
+    assert.equal(existsSync(join(server.workspace, 'undo-me.txt')), false);
+  });
+});
