@@ -33,7 +33,13 @@ export async function runAcp(argv: readonly string[], env: NodeJS.ProcessEnv, cw
       process.stderr.write(`${ACP_HELP}\n`);
       return 0;
     }
-    if (options.sessionId !== null || options.model !== null) throw new UsageError('--session and --model are chat options: an editor picks sessions and models over ACP');
+    const chatOnly = [options.sessionId !== null && '--session', options.model !== null && '--model', options.json && '--json', options.outputSchema !== null && '--output-schema', options.autoAnswer === 'deny' && '--deny'].filter(Boolean);
+    if (chatOnly.length > 0) throw new UsageError(`${chatOnly.join(', ')}: chat options; an editor picks sessions and models and answers approvals over ACP`);
+    // --yolo is the server's (auto-approve), which chat's parser took as its own
+    if (options.autoAnswer === 'allow_once') {
+      if (options.url !== null) throw new UsageError('--yolo: server options only apply without --url');
+      options.serveArgs.push('--yolo');
+    }
     connection = await connect(options, env, cwd, directoryOf(options.cwd, cwd));
     const app = acpAgent({ client: connection.client, version: VERSION, complain: (message, error) => process.stderr.write(`agentd acp: ${message}: ${(error as Error)?.message ?? String(error)}\n`) });
     const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { PROTOCOL_VERSION, type RequestError } from '@agentclientprotocol/sdk';
 import { fakeProviderModels, startTestServer, type TestServer } from '../support/server.ts';
@@ -57,6 +58,20 @@ describe('agentd acp --url: a client of a running agentd, whose turns outlive th
       await assert.rejects(editor.connection.agent.request('session/new', { cwd: server.workspace, mcpServers: [] }), (error: RequestError) => error.code === -32602 && /unauthorized/.test(error.message));
     } finally {
       await editor.kill();
+    }
+  });
+
+  it('refuses chat-only options and server options with --url as usage errors (exit 2, on stderr)', async () => {
+    for (const [args, message] of [[['--json'], /--json: chat options/], [['--url', server.url, '--yolo'], /--yolo: server options only apply without --url/]] as const) {
+      const child = spawn(process.execPath, [BIN, 'acp', ...args], { env: { PATH: process.env.PATH }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const [code] = await once(child, 'exit');
+      assert.equal(code, 2, stderr);
+      assert.match(stderr, message);
+      assert.equal(stdout, '', 'nothing but protocol on stdout');
     }
   });
 
