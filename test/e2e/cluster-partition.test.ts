@@ -96,12 +96,14 @@ describe('an instance cut off from PostgreSQL (a partition, not a crash)', () =>
     const turn = await http('POST', `${beta.url}/v1/sessions/${other.id}/turns`, { body: { input: `beside ${other.id}` } });
     assert.equal(turn.status, 202, JSON.stringify(turn.json));
     assert.equal((await cluster.ended(beta, turn.json.id)).status, 'completed');
-    // and no session of the server holds an advisory lock while it waits on its cut-off client
+    // and no session of this database holds a transaction's advisory lock (one-bigint keys: the
+    // queue's and the sessions'; the claim's is a two-integer key) while it waits on a cut-off client
     const admin = new pg.Client({ connectionString: cluster.backend.databaseUrl! });
     await admin.connect();
     try {
       const { rows } = await admin.query(
-        `select count(*)::int as held from pg_locks l join pg_stat_activity a on a.pid = l.pid where l.locktype = 'advisory' and l.granted and a.state like 'idle in transaction%'`,
+        `select count(*)::int as held from pg_locks l join pg_stat_activity a on a.pid = l.pid
+          where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and a.datname = current_database() and a.state like 'idle in transaction%'`,
       );
       assert.equal(rows[0].held, 0);
     } finally {

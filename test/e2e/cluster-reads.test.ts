@@ -34,6 +34,9 @@ describe('reads and the one-active-turn limit across instances of a cluster', ()
     await statusOn(beta, turn.id, 'running');
     assert.ok((await turnOn(beta, turn.id)).startedAt, 'the stored row carries startedAt');
 
+    // the turn's second request has taken the queued hang: a cancel before it would leave the hang
+    // for the next turn, which then never ends (issue 40 item 9: this test's timeout under load)
+    await cluster.fake.waitForRequests(2);
     const cancelled = (await http('POST', `${beta.url}/v1/turns/${turn.id}/cancel`)).json;
     assert.equal(cancelled.status, 'cancelled');
     // the session is free on every instance
