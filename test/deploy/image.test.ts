@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http } from '../support/http.ts';
@@ -90,6 +90,32 @@ describe('the agentd image', () => {
     // podman's own complaints (no systemd here for the healthcheck's timer) are not agentd's
     const agentdLines = refused.stderr.split('\n').filter((line) => !line.startsWith('time='));
     assert.deepEqual(agentdLines, ['agentd: AGENTD_TOKEN_FILE: /run/secrets/agentd-token does not exist']);
+  });
+
+  it('refuses, in one line naming the privilege, to start the sandbox runner in a container that masks /proc', () => {
+    const runner = podman(['run', '--rm', ...LIMITS, '--entrypoint', 'agentd-sandbox', image, '--workspace', '/workspace']);
+    assert.equal(runner.status, 1, runner.stderr);
+    const lines = runner.stdout.split('\n');
+    assert.equal(lines.length, 1, runner.stdout);
+    const refusal = JSON.parse(lines[0]);
+    assert.equal(refusal.type, 'unavailable');
+    assert.equal(refusal.missing, 'proc');
+    assert.match(refusal.message, /^\/proc: cannot mount a fresh one in a new PID namespace, .*masked paths: podman --security-opt unmask=ALL/);
+
+    const server = podman(['run', '--rm', ...LIMITS, '--secret', `${tokenSecret},target=agentd-token,uid=10001,gid=10001,mode=0400`, image, 'serve', '--sandbox-runner', '/opt/agentd/bin/agentd-sandbox']);
+    assert.equal(server.status, 2, server.stderr);
+    const agentdLines = server.stderr.split('\n').filter((line) => !line.startsWith('time='));
+    assert.equal(agentdLines.length, 1, server.stderr);
+    assert.match(agentdLines[0], /^agentd: --sandbox-runner \S+: the sandbox cannot start: proc: \/proc: cannot mount a fresh one/);
+  });
+
+  it('starts the sandbox runner with the privileges docs/DEPLOY.md gives it', () => {
+    const privileges = ['--user', 'root', '--security-opt', 'unmask=ALL', '--device', '/dev/net/tun', '--cap-add', 'SYS_ADMIN,NET_ADMIN,SYS_PTRACE', '--volume', '/sys/fs/cgroup:/sys/fs/cgroup:rw'];
+    const documented = readFileSync(join(new URL('../..', import.meta.url).pathname, 'docs/DEPLOY.md'), 'utf8').replaceAll(/\s+/g, ' ');
+    assert.ok(documented.includes(privileges.join(' ')), 'docs/DEPLOY.md gives these options');
+    // stdin closes at once: the runner says ready, then stops
+    const runner = podman(['run', '--rm', '--interactive', ...LIMITS, ...privileges, '--entrypoint', 'agentd-sandbox', image, '--workspace', '/workspace']);
+    assert.equal(JSON.parse(runner.stdout.split('\n')[0]).type, 'ready', runner.stdout + runner.stderr);
   });
 
   it('serves a session and a turn, reports healthy, and finds the session after the container is replaced', async () => {

@@ -23,6 +23,7 @@ import { chosenRuntime, type SandboxRuntime } from './runtimes/runtime.ts';
 import { startSandboxedProcess, type SandboxContext } from './sandboxed-process.ts';
 import { RunnerSession } from './session.ts';
 import { findTools } from './tools.ts';
+import { checkBubblewrapPrivileges } from './host-privileges.ts';
 import { Unavailable } from './unavailable.ts';
 
 /** How long a stopping runner waits for its cancelled commands to report. */
@@ -53,6 +54,7 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const runtimeName = chosenRuntime(process.env);
   if (runtimeName === 'gvisor') checkGvisorHost();
   const tools = findTools(process.env, runtimeName);
+  if (runtimeName === 'bubblewrap') checkBubblewrapPrivileges(tools);
   const identity = guestHostIdentity(workspace, process.env);
   const system = inspectSystemEntries();
   const layout = detectCgroupLayout(process.env.AGENTD_SANDBOX_CGROUP_ROOT || '/sys/fs/cgroup');
