@@ -36,11 +36,14 @@ export function podmanOk(args: string[], timeout?: number): string {
   return result.stdout;
 }
 
+/** A cold build (the base from Debian's mirror, then the image) takes minutes: docs/DEPLOY.md has the figures. */
+export const BUILD_TIMEOUT_MS = 15 * 60_000;
+
 /** The image of this checkout, built once per content on this machine (under a lock: test files run side by side). */
 export function agentdImage(): string {
   const lockDirectory = join(tmpdir(), 'agentd-image-build');
   mkdirSync(lockDirectory, { recursive: true });
-  const built = spawnSync('flock', [join(lockDirectory, 'lock'), 'bash', join(REPOSITORY, 'test/deploy/build-test-image.sh')], { encoding: 'utf8', timeout: 900_000 });
+  const built = spawnSync('flock', [join(lockDirectory, 'lock'), 'bash', join(REPOSITORY, 'test/deploy/build-test-image.sh')], { encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
   assert.equal(built.status, 0, `building the image: ${built.stderr}`);
   return built.stdout.trim();
 }
@@ -80,4 +83,18 @@ export async function sessionAndTurn(url: string, token: string, input: string):
   assert.equal(turn.status, 202, turn.text);
   const result = await until('the turn ends', () => http('GET', `${url}/v1/turns/${turn.json.id}/result`, { headers }), (response) => response.status === 200);
   return { sessionId: session.json.id, turnId: turn.json.id, result: result.json };
+}
+
+/** PostgreSQL from Debian's package on the same local base (test/deploy/postgres), built once per content. */
+export function postgresImage(): string {
+  const lockDirectory = join(tmpdir(), 'agentd-image-build');
+  mkdirSync(lockDirectory, { recursive: true });
+  const script = 'set -euo pipefail; base=$(deploy/local-base.sh); '
+    + 'key=$({ podman image inspect --format "{{.Id}}" "$base"; cat test/deploy/postgres/*; } | sha256sum | cut -c1-16); '
+    + 'image=localhost/agentd-test-postgres:$key; '
+    + 'podman image exists "$image" || podman --runtime runc build --quiet --network host --format docker --build-arg BASE="$base" -t "$image" test/deploy/postgres >/dev/null; '
+    + 'echo "$image"';
+  const built = spawnSync('flock', [join(lockDirectory, 'lock'), 'bash', '-c', script], { cwd: REPOSITORY, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
+  assert.equal(built.status, 0, `building the PostgreSQL image: ${built.stderr}`);
+  return built.stdout.trim();
 }

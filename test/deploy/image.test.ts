@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { http } from '../support/http.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
-import { agentdImage, freePort, LIMITS, podman, podmanOk, requirePrograms, sessionAndTurn, until } from './containers.ts';
+import { agentdImage, BUILD_TIMEOUT_MS, freePort, LIMITS, podman, podmanOk, requirePrograms, sessionAndTurn, until } from './containers.ts';
 
 const TOKEN = 'container-token-'.padEnd(40, 'x');
 const name = (what: string) => `agentd-test-${what}-${process.pid}`;
@@ -35,7 +35,7 @@ describe('the agentd image', () => {
     writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)), { mode: 0o600 });
     podmanOk(['secret', 'create', tokenSecret, tokenFile]);
     podmanOk(['secret', 'create', modelsSecret, modelsFile]);
-  });
+  }, { timeout: BUILD_TIMEOUT_MS });
   after(async () => {
     for (const container of containers) podman(['rm', '--force', '--time', '0', container]);
     podman(['volume', 'rm', '--force', volume]);
