@@ -50,8 +50,9 @@ describe('limits and reads across the instances of a cluster', () => {
     const alpha = await start('alpha');
     const beta = await start('beta');
     const session = await newSession(alpha);
-    cluster.fake.enqueue({ kind: 'hang', afterText: 'working' });
-    const turn = await submit(alpha, session.id, 'hold the session');
+    // its own script: a cancel before its model request must not leave the hang queued for the next test
+    cluster.fake.route('LIMITS-HOLD', { kind: 'hang', afterText: 'working' });
+    const turn = await submit(alpha, session.id, 'LIMITS-HOLD: hold the session');
     await statusOn(beta, turn.id, 'running');
 
     const attempts = [
