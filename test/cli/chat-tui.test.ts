@@ -5,7 +5,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeProviderModels, type TestServer } from '../support/server.ts';
 import type { FakeProvider } from '../support/fake-provider.ts';
@@ -84,6 +84,21 @@ describe('agentd chat, keys and commands (tmux)', () => {
     chat.send('Enter');
     await chat.waitForScreen(/^budget 5000 tokens$/m);
     assert.equal((await session()).budget.tokens, 5000);
+  });
+
+  it('@path completes with Tab and attaches the file to the turn', async () => {
+    mkdirSync(join(server.workspace, 'notes'), { recursive: true });
+    writeFileSync(join(server.workspace, 'notes', 'todo.md'), 'buy milk, then write tests\n');
+    const chat = newChat('mention');
+    await chat.start(server.url, server.workspace);
+    fake.enqueue({ kind: 'reply', text: 'Milk first.' });
+    chat.send('-l', 'what is in @notes/to');
+    chat.send('Tab');
+    await chat.waitForScreen(/› what is in @notes\/todo\.md$/m);
+    chat.send('Enter');
+    await chat.waitForScreen(/attached notes\/todo\.md \(27 bytes\)[\s\S]*Milk first\./);
+    // the server keeps the attachment and tells the model where it is
+    assert.match(lastPrompt(), /what is in @notes\/todo\.md\\n\[attached file todo\.md \(text\/markdown, 27 bytes\) at /);
   });
 
   it('/undo reverts the last turn through the server and names the files', async () => {

@@ -6,6 +6,7 @@ import { SessionPicker, type PickerKey } from './session-picker.ts';
 import { showRecentTurns } from './sessions.ts';
 import { showEvent } from './event-view.ts';
 import { PromptLines } from './prompt-lines.ts';
+import { completeMention, mentionedFiles } from './mentions.ts';
 import { clearTypedLine, RequestDesk } from './request-desk.ts';
 import { describeError } from './errors.ts';
 import { followSession } from './session-events.ts';
@@ -73,7 +74,7 @@ export class Chat {
     this.events = terminal.events ?? null;
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
     this.screen = new TerminalScreen(terminal.output);
-    this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ', ...(interactive ? { completer: completeCommand } : {}) });
+    this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ', ...(interactive ? { completer: (line: string) => completeMention(line, setup.cwd) ?? completeCommand(line) } : {}) });
     this.screen.attach(this.lines);
     this.output = new ChatOutput(this.screen, setup.rich);
     this.status = new StatusLine((text) => this.output.setStatus(setup.rich ? text : null));
@@ -196,8 +197,11 @@ export class Chat {
     this.status.input(this.lines.line ?? '', this.queue.length);
     this.sessionsWithTurns.add(session.id);
     try {
-      const outputSchema = this.setup.outputSchema;
-      const turn = await this.client.submitTurn(session.id, outputSchema ? { input, outputSchema } : input, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
+      const { outputSchema } = this.setup;
+      const { files, notes } = input.includes('@') ? mentionedFiles(input, this.setup.cwd) : { files: [], notes: [] };
+      for (const note of notes) this.output.notice(note);
+      const body = { input, ...(outputSchema ? { outputSchema } : {}), ...(files.length > 0 ? { files } : {}) };
+      const turn = await this.client.submitTurn(session.id, body, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
       active.id = turn.id;
     } catch (error) {
       this.active = null;
@@ -261,11 +265,7 @@ export class Chat {
   }
 
   private async cancel(turnId: string): Promise<void> {
-    try {
-      await this.client.cancelTurn({ path: { id: turnId } });
-    } catch (error) {
-      if (!this.finished) this.output.error(describeError(error));
-    }
+    await this.client.cancelTurn({ path: { id: turnId } }).catch((error: unknown) => this.finished || this.output.error(describeError(error)));
   }
 
   /** Follows the session's events; resolves once the stream is open (or after a while regardless). */
