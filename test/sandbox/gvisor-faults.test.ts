@@ -2,13 +2,14 @@
  * Faults of the gVisor runtime (docs/SANDBOX.md, "The gVisor runtime"): runsc's sandbox killed in
  * the middle of a command, the runner killed in the middle of a command, and runsc processes a
  * killed runner left behind. Each time the call ends with a clear outcome or error, nothing ran on
- * the host, and no runsc or guest process outlives its sandbox. (A guest that fills its memory and
+ * the host, and no runsc or guest process outlives its sandbox. And the disk quota, which gVisor's
+ * file proxy meets on the tenant's file system. (A guest that fills its memory and
  * a cancel during a command are in limits.test.ts, which runs under both runtimes.)
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
 import { endOrphanedSandboxes } from '../../src/sandbox/orphan-sweep.ts';
@@ -76,6 +77,30 @@ describe('the gVisor runtime under faults', () => {
     } finally {
       orphan.kill('SIGKILL');
       live.kill('SIGKILL');
+    }
+  });
+
+  it('lets a guest fill its tenant\'s file system only to the quota: the write fails with ENOSPC inside', async () => {
+    // the tenant's quota is its own ext4 image (tenancy/tenant-disk.ts); 16 MiB here, the workspace on it
+    const directory = scratchDirectory('agentd-gvisor-disk-');
+    const image = join(directory, 'disk.ext4');
+    const mountPoint = join(directory, 'mounted');
+    execFileSync('truncate', ['-s', '16M', image]);
+    execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', image]);
+    mkdirSync(mountPoint);
+    execFileSync('mount', ['-o', 'loop,nosuid,nodev', image, mountPoint]);
+    const client = sandboxClient(mountPoint, {}, 'gvisor');
+    try {
+      await client.start();
+      const { output, result } = await shell(client, 'dd if=/dev/zero of=/workspace/fill bs=1M count=40 2>&1; echo written $(wc -c < /workspace/fill)');
+      assert.match(output, /No space left on device/);
+      assert.notEqual(result.outcome?.exitCode, null);
+      const written = Number(/written (\d+)/.exec(output)![1]);
+      assert.ok(written < 16 * 1024 ** 2, `stopped at the quota (${written} bytes)`);
+    } finally {
+      await client.close();
+      execFileSync('umount', ['-l', mountPoint]);
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 });
