@@ -115,8 +115,8 @@ function askToolApproval(call: PolicyCall, command: CommandAnalysis | null, key:
  * An unknown command (CONTRACT.md §21) could be any program: one the dangerous-command rules refuse
  * (mkfs and reboot need no particular argument) and one any deny rule of the tool names.
  */
-function unknownRefusal(why: string, tool: string, rules: readonly PermissionRule[] = []): string {
-  const deny = rules.find((rule) => rule.tool === tool && rule.action === 'deny');
+function unknownRefusal(why: string, tool: string, rules: readonly PermissionRule[] | undefined): string {
+  const deny = rules?.find((rule) => rule.tool === tool && rule.action === 'deny');
   const couldBe = deny
     ? `it could be what the operator's permission rule for ${tool} with pattern ${JSON.stringify(deny.pattern)} denies`
     : 'agentd cannot tell which program runs, so it cannot rule out a command that can destroy the machine';

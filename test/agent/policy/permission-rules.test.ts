@@ -85,6 +85,7 @@ test('attack: allow for one command does not allow another chained to it', () =>
   const rules = [rule('shell', 'npm test*', 'allow')];
   assert.deepEqual(decideShell('npm test', rules), { action: 'run', unattended: true });
   assert.deepEqual(decideShell('npm test -- --grep x', rules), { action: 'run', unattended: true });
+  assert.deepEqual(decideShell('  npm test\n', rules), { action: 'run', unattended: true }, 'the line is judged without its surrounding blanks');
   for (const command of ['npm test && rm -rf src', 'npm test $(touch x)']) {
     const decision = decideShell(command, rules);
     assert.ok(decision.action === 'ask' && decision.kind === 'tool_approval', `${command} must still ask`);
