@@ -104,7 +104,8 @@ describe('agentd chat in a script', () => {
   });
 
   it('a request left unanswered at the end of the input: names --yolo and --deny, cancels the turn, exit 2', async () => {
-    shellThenAnswer(fake, 'echo never > never.txt', 'not reached');
+    // the call only: the turn is cancelled before a second model request
+    fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: 'echo never > never.txt' }), callId: 'call_never' }] });
     const { code, stdout, stderr } = await runPiped(['--url', url()], server.workspace, ['write it']);
     assert.equal(code, 2, stdout + stderr);
     assert.match(stdout, /input ended while a request waits for an answer: give it as the next input line .* or pass --yolo or --deny to answer every approval of the run/);
@@ -115,6 +116,15 @@ describe('agentd chat in a script', () => {
     }
     assert.equal((await server.request('GET', `/v1/turns/${last.id}`)).json.status, 'cancelled', stdout + stderr + JSON.stringify(turns.map((turn: { input: string; status: string }) => [turn.input, turn.status])));
     assert.equal(existsSync(join(server.workspace, 'never.txt')), false);
+  });
+
+  it('a plan is shown as its steps, not as the tool\'s JSON', async () => {
+    const plan = [{ step: 'read the code', status: 'completed' }, { step: 'write the test', status: 'in_progress' }, { step: 'land it', status: 'pending' }];
+    fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'update_plan', arguments: JSON.stringify({ plan }), callId: 'call_plan' }] }, { kind: 'reply', text: 'Planned.' });
+    const { code, stdout, stderr } = await runPiped(['--url', url()], server.workspace, ['plan it']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^⏺ update_plan\n {2}☑ read the code\n {2}◐ write the test\n {2}☐ land it$/m);
+    assert.ok(!stdout.includes('{"plan"'), stdout);
   });
 
   it('--yolo with --deny is a usage error, exit 2', async () => {

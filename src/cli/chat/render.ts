@@ -2,7 +2,7 @@ import type { HumanRequest } from '../../client/index.ts';
 import { MarkdownLines } from './markdown.ts';
 import { inert, paint, type Style } from './style.ts';
 import { fitTail, type TerminalScreen } from './terminal-screen.ts';
-import { diffLine, diffLines, patchOf, toolCallLine, toolOutputLines } from './tool-preview.ts';
+import { diffLine, diffLines, patchOf, planningView, toolCallLine, toolOutputLines } from './tool-preview.ts';
 
 type Stream = 'answer' | 'reasoning' | null;
 
@@ -48,10 +48,19 @@ export class ChatOutput {
   }
 
   toolCall(name: string, argumentsText: string | null): void {
+    const planning = planningView(name, argumentsText);
+    if (planning) return this.planning(planning);
     const patch = patchOf(argumentsText);
     if (patch === null) return this.line(this.style('cyan', toolCallLine(name, argumentsText)));
     this.line(this.style('cyan', `⏺ ${name}`));
     for (const line of diffLines(patch, this.rich)) this.line(`  ${line}`);
+  }
+
+  /** A planning tool's call: its header, then its plan as Markdown or its steps. */
+  private planning(view: { header: string; lines: string[]; markdown: boolean }): void {
+    this.line(this.style('cyan', inert(view.header)));
+    const markdown = new MarkdownLines();
+    for (const line of view.lines) this.line(`  ${view.markdown && this.rich ? markdown.render(inert(line)) : inert(line)}`);
   }
 
   toolOutput(output: string): void {
@@ -64,9 +73,11 @@ export class ChatOutput {
     this.line(this.style('yellow', `? ${request.kind}`));
     const patch = request.kind === 'tool_approval' ? patchStart(request.prompt) : -1;
     const promptLines = inert(request.prompt).split('\n');
+    // a plan to approve is Markdown: rendered as the answer is
+    const markdown = request.kind === 'plan_exit' && this.rich ? new MarkdownLines() : null;
     promptLines.forEach((line, index) => {
       const inPatch = patch >= 0 && index >= patch;
-      this.line(`  ${inPatch && this.rich ? diffLine(line) : line}`);
+      this.line(`  ${inPatch && this.rich ? diffLine(line) : markdown ? markdown.render(line) : line}`);
     });
     this.line(this.style('bold', choices.map((choice) => `[${choice.key}] ${inert(choice.label)}`).join('  ')));
   }

@@ -74,3 +74,23 @@ export function oneLine(text: string, collapse = true): string {
   const flat = collapse ? inert(text).replace(/\s+/g, ' ').trim() : inert(text.replace(/\t/g, '  ')).trimEnd();
   return flat.length > LINE_WIDTH ? `${flat.slice(0, LINE_WIDTH - 1)}…` : flat;
 }
+
+const STEP_MARKS: Record<string, string> = { pending: '☐', in_progress: '◐', completed: '☑' };
+
+/**
+ * The planning tools in words instead of their JSON: a plan (exit_plan_mode) as its Markdown, the
+ * steps of update_plan as a checklist, the reason or question of enter_plan_mode and ask_question.
+ * Null for any other tool, or arguments that are not what the tool takes.
+ */
+export function planningView(name: string, argumentsText: string | null): { header: string; lines: string[]; markdown: boolean } | null {
+  const args = argumentsText ? parseJson(argumentsText) : null;
+  if (!args) return null;
+  if (name === 'exit_plan_mode' && typeof args.plan === 'string') return { header: `⏺ ${name}: the plan`, lines: args.plan.replace(/\r\n/g, '\n').split('\n'), markdown: true };
+  if (name === 'update_plan' && Array.isArray(args.plan)) {
+    const steps = args.plan.filter((step): step is { step: string; status: string } => typeof step?.step === 'string');
+    return { header: `⏺ ${name}`, lines: steps.map((step) => `${STEP_MARKS[step.status] ?? '·'} ${oneLine(step.step)}`), markdown: false };
+  }
+  if (name === 'enter_plan_mode' && typeof args.reason === 'string') return { header: `⏺ ${name}: ${oneLine(args.reason)}`, lines: [], markdown: false };
+  if (name === 'ask_question' && typeof args.question === 'string') return { header: `⏺ ${name}: ${oneLine(args.question)}`, lines: [], markdown: false };
+  return null;
+}
