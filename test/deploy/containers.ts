@@ -93,6 +93,8 @@ export function postgresImage(): string {
     + 'key=$({ podman image inspect --format "{{.Id}}" "$base"; cat test/deploy/postgres/*; } | sha256sum | cut -c1-16); '
     + 'image=localhost/agentd-test-postgres:$key; '
     + 'podman image exists "$image" || podman --runtime runc build --quiet --network host --format docker --build-arg BASE="$base" -t "$image" test/deploy/postgres >/dev/null; '
+    // earlier versions' images: each holds a PostgreSQL installation
+    + 'for old in $(podman images --filter reference=localhost/agentd-test-postgres --format "{{.Repository}}:{{.Tag}}"); do [ "$old" = "$image" ] || podman rmi "$old" >/dev/null 2>&1 || true; done; '
     + 'echo "$image"';
   const built = spawnSync('flock', [join(lockDirectory, 'lock'), 'bash', '-c', script], { cwd: REPOSITORY, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
   assert.equal(built.status, 0, `building the PostgreSQL image: ${built.stderr}`);
