@@ -3,7 +3,8 @@
 // "2.50 dollars") would become NaN or another number and the budget silently no limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TurnBudget } from '../../../src/runtime/turn/turn-budget.ts';
+import { BUDGET_EXHAUSTED, BUDGET_OPTIONS, meteredAdapter, TurnBudget } from '../../../src/runtime/turn/turn-budget.ts';
+import type { ProviderAdapter, Usage } from '../../../src/agent/providers/types.ts';
 import type { HumanDecision } from '../../../src/domain/human-request.ts';
 import type { SessionRecord } from '../../../src/domain/session.ts';
 import type { DecisionCheck } from '../../../src/runtime/turn/requests.ts';
@@ -37,4 +38,68 @@ test('a token raise is a whole number: "1e9", "200000x", "2000.5" and "2000 toke
   for (const value of ['1e9', '200000x', '2000.5', '2000 tokens', 'x2000']) assert.match(verdicts.get(value) ?? 'taken', /a whole number, such as 200000/, value);
   assert.equal(verdicts.get('2000'), null);
   assert.match(verdicts.get('1000') ?? '', /must be above what the session has spent \(1000\)/);
+});
+
+const usage = (inputTokens: number, outputTokens: number): Usage => ({ inputTokens, outputTokens, cachedTokens: 0, cacheCreationTokens: null, reasoningTokens: null, webSearchRequests: null });
+
+/** A budget over a session that spent nothing yet; the asker answers from `answers` in turn and records each prompt and raise. */
+function budgetOf(limits: { tokens: number | null; costUsd: number | null }, costOf: (u: Usage) => number | null, answers: HumanDecision[]) {
+  const session = { usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: costOf(usage(0, 0)) === null ? null : 0, budget: limits } as unknown as SessionRecord;
+  const prompts: string[] = [];
+  const raises: unknown[] = [];
+  const budget = new TurnBudget(session, costOf, {
+    async ask(prompt) {
+      prompts.push(prompt);
+      return answers.shift() ?? { decision: 'stop' };
+    },
+    async raised(limits) {
+      raises.push(limits);
+    },
+  });
+  return { budget, prompts, raises };
+}
+
+test('tokens spent reach the limit: the turn asks, a raise goes on with the new limit, a stop ends it for good', async () => {
+  const { budget, prompts, raises } = budgetOf({ tokens: 1000, costUsd: null }, () => null, [{ decision: 'raise', value: '2500' }, { decision: 'stop' }]);
+  assert.deepEqual(BUDGET_OPTIONS, ['raise', 'stop']);
+  assert.equal(await budget.beforeRequest(), null);
+  budget.spend(usage(600, 399));
+  assert.equal(await budget.beforeRequest(), null, 'one token short of the limit');
+  budget.spend(usage(0, 1));
+  assert.equal(await budget.beforeRequest(), null, 'raised to 2500');
+  assert.deepEqual(prompts, ['The session has spent 1000 tokens of its budget of 1000. raise: go on with a new limit, given as the value (a whole number above what was spent); stop: end the turn here.']);
+  assert.deepEqual(raises, [{ tokens: 2500, costUsd: null }]);
+  budget.spend(usage(1000, 500));
+  assert.deepEqual(await budget.beforeRequest(), BUDGET_EXHAUSTED);
+  assert.deepEqual(BUDGET_EXHAUSTED, { status: 'incomplete', reason: 'budget_exhausted' });
+  assert.equal(prompts.length, 2);
+  assert.deepEqual(await budget.beforeRequest(), BUDGET_EXHAUSTED, 'stopped: no new question');
+  assert.equal(prompts.length, 2);
+});
+
+test('dollars spent reach the limit only with prices; an unfit answer given elsewhere asks again', async () => {
+  const priced = budgetOf({ tokens: null, costUsd: 1 }, (u) => u.inputTokens / 1000, [{ decision: 'raise', value: '0.5x' }, { decision: 'raise', value: '3' }]);
+  priced.budget.spend(usage(600, 0));
+  assert.equal(await priced.budget.beforeRequest(), null);
+  priced.budget.spend(usage(400, 0));
+  assert.equal(await priced.budget.beforeRequest(), null);
+  assert.equal(priced.prompts.length, 2, 'the unfit raise was asked again');
+  assert.equal(priced.prompts[0], 'The session has spent 1 US dollars of its budget of 1. raise: go on with a new limit, given as the value (a decimal number above what was spent); stop: end the turn here.');
+  assert.deepEqual(priced.raises, [{ tokens: null, costUsd: 3 }]);
+  const unpriced = budgetOf({ tokens: null, costUsd: 1 }, () => null, []);
+  unpriced.budget.spend(usage(1_000_000, 1_000_000));
+  assert.equal(await unpriced.budget.beforeRequest(), null, 'no prices: the dollar limit is never reached');
+  assert.equal(unpriced.prompts.length, 0);
+});
+
+test('the metered adapter tells each finished response\'s usage and passes every event on unchanged', async () => {
+  const events = [{ type: 'text.delta', text: 'a' }, { type: 'response.done', usage: usage(3, 4) }, { type: 'response.done' }];
+  const adapter = { dialect: 'openai-responses', stream: async function* () { yield* events; } } as unknown as ProviderAdapter;
+  const spent: unknown[] = [];
+  const metered = meteredAdapter(adapter, (u) => spent.push(u));
+  assert.equal(metered.dialect, 'openai-responses');
+  const seen: unknown[] = [];
+  for await (const event of metered.stream({} as never, new AbortController().signal)) seen.push(event);
+  assert.deepEqual(seen, events);
+  assert.deepEqual(spent, [usage(3, 4)]);
 });
