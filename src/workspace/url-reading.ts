@@ -44,7 +44,7 @@ export function readUrlOnce(given: string, rules: UrlReadingRules): UrlReading {
   } catch {
     return { problem: 'it is malformed' };
   }
-  if (url.hash !== '' || given.includes('#')) return { problem: 'it has a fragment ("#"), which is never sent' };
-  if (url.hostname === '') return { problem: 'it has no host' };
+  // (a plain authority always names a host, so the parsed URL has one)
+  if (given.includes('#')) return { problem: 'it has a fragment ("#"), which is never sent' };
   return { url };
 }

@@ -71,6 +71,9 @@ test('readUrlOnce: why each form is refused; a webhook URL may keep its query', 
   assert.match(readUrlOnce('https://h/r.git?x=1', { query: false }).problem ?? '', /query/);
   assert.match(readUrlOnce('https://h/r#f', { query: true }).problem ?? '', /fragment/);
   assert.match(readUrlOnce('h/r', { query: true }).problem ?? '', /absolute/);
+  assert.match(readUrlOnce('://h/r', { query: true }).problem ?? '', /malformed/);
+  assert.match(readUrlOnce('https://a@b@', { query: true }).problem ?? '', /not plain/);
+  assert.match(readUrlOnce('https://h/r#', { query: true }).problem ?? '', /fragment/);
   assert.match(readUrlOnce('https://h:99999999/', { query: true }).problem ?? '', /not plain/);
   assert.match(readUrlOnce('https://h:70000/', { query: true }).problem ?? '', /malformed/);
   assert.equal(readUrlOnce('https://Hooks.Example.test/in?token=a', { query: true }).url?.href, 'https://hooks.example.test/in?token=a');
