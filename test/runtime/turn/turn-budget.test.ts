@@ -103,3 +103,23 @@ test('the metered adapter tells each finished response\'s usage and passes every
   assert.deepEqual(seen, events);
   assert.deepEqual(spent, [usage(3, 4)]);
 });
+
+test('a stop needs no value, and dollars spent are shown rounded, not in floating-point noise', async () => {
+  let stopVerdict: string | null | undefined;
+  const session = { usage: { input: 0, output: 0, cached: 0 }, spentCostUsd: 0, budget: { tokens: null, costUsd: 0.3 } } as unknown as SessionRecord;
+  const prompts: string[] = [];
+  const costs = [0.1, 0.2];
+  const budget = new TurnBudget(session, () => costs.shift() ?? 0, {
+    async ask(prompt, check) {
+      prompts.push(prompt);
+      stopVerdict = check({ decision: 'stop' });
+      return { decision: 'stop' };
+    },
+    async raised() {},
+  });
+  budget.spend(usage(1, 1));
+  budget.spend(usage(1, 1)); // 0.1 + 0.2 = 0.30000000000000004
+  assert.deepEqual(await budget.beforeRequest(), BUDGET_EXHAUSTED);
+  assert.equal(stopVerdict, null);
+  assert.match(prompts[0], /^The session has spent 0\.3 US dollars of its budget of 0\.3\. /);
+});
