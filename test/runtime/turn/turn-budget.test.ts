@@ -123,3 +123,10 @@ test('a stop needs no value, and dollars spent are shown rounded, not in floatin
   assert.equal(stopVerdict, null);
   assert.match(prompts[0], /^The session has spent 0\.3 US dollars of its budget of 0\.3\. /);
 });
+
+test('a session with prices but only a token limit is never asked about dollars', async () => {
+  const { budget, prompts } = budgetOf({ tokens: 1_000_000, costUsd: null }, () => 5, []);
+  budget.spend(usage(10, 10));
+  assert.equal(await budget.beforeRequest(), null);
+  assert.equal(prompts.length, 0);
+});
