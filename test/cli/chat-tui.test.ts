@@ -44,6 +44,21 @@ describe('agentd chat, keys and commands (tmux)', () => {
     await chat.waitForScreen(new RegExp(`─ fake-responses · default mode · ${server.workspace.replace(/[/.]/g, '\\$&')} · session \\d+ tokens · (?:\\$[\\d.]+ · )?context \\d+% of 200k`));
   });
 
+  it('Alt+Enter (what a terminal set up for it sends for Shift+Enter) continues the prompt on a new line', async () => {
+    const chat = newChat('alt-enter');
+    await chat.start(server.url, server.workspace);
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'reply', text: 'Both parts read.' });
+    chat.send('-l', 'part one');
+    chat.send('M-Enter');
+    await chat.waitForScreen(/^… /m);
+    chat.send('-l', 'part two');
+    chat.send('Enter');
+    await chat.waitForScreen(/Both parts read\./);
+    assert.equal(fake.requests.length, before + 1, 'one turn');
+    assert.ok(lastPrompt().includes('part one\\npart two'), lastPrompt());
+  });
+
   it('a bracketed paste is one prompt, shown as [pasted N lines] until Enter sends it whole', async () => {
     const chat = newChat('paste');
     await chat.start(server.url, server.workspace);

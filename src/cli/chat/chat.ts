@@ -363,6 +363,7 @@ export class Chat {
   private keypress(text: string | undefined, key: PickerKey): void {
     if (this.finished) return;
     if (this.promptLines.pasteKey(key.name, this.lines)) return;
+    if (!this.active && !this.busy && !this.desk.pending && this.promptLines.newlineKey(key, this.lines)) return this.continuePrompt();
     if (this.picker) {
       const outcome = this.picker.picker.key(text, key);
       if (outcome === 'cancel') return this.closePicker(null);

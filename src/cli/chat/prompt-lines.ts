@@ -36,6 +36,17 @@ export class PromptLines {
     return this.continued.length > 0;
   }
 
+  /**
+   * Alt+Enter (ESC CR, what a terminal set up as Claude Code's /terminal-setup does sends for
+   * Shift+Enter): the line so far is continued, as a trailing `\` would; true when it was that key.
+   */
+  newlineKey(key: { name?: string; meta?: boolean; shift?: boolean }, lines: Interface): boolean {
+    if (key.name !== 'return' || !(key.meta || key.shift)) return false;
+    this.continued.push(lines.line ?? '');
+    clearTypedLine(lines);
+    return true;
+  }
+
   /** The keys that mark a paste's start and end; true when `name` was one. At the end a long paste becomes its placeholder in readline's line. */
   pasteKey(name: string | undefined, lines: Interface): boolean {
     if (name === 'paste-start') this.pasting = [];

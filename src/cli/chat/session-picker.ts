@@ -8,6 +8,7 @@ export interface PickerKey {
   name?: string;
   ctrl?: boolean;
   meta?: boolean;
+  shift?: boolean;
   sequence?: string;
 }
 
