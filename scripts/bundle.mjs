@@ -24,6 +24,8 @@ const result = await build({
   entryPoints: {
     agentd: new URL('cli/main.js', dist).pathname,
     'agentd-sandbox': new URL('sandbox/runner/main.js', dist).pathname,
+    // the outputSchema worker thread (src/agent/schema-worker.ts), which structured-output.ts starts beside itself
+    'schema-worker': new URL('agent/schema-worker.js', dist).pathname,
   },
   outdir: outdir.pathname,
   absWorkingDir: root.pathname,

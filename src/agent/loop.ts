@@ -189,14 +189,14 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       if (unanswered.length > 0) await runCalls(unanswered);
       else if (lastStep && options.resumeFrom.at(-1)!.modelStep !== null && callsOf(lastStep.items, lastStep.step.completion).length === 0) {
         // the answer was recorded, the turn's end was not: it ends on that answer
-        if (steering.closeUnlessPending()) return finish(lastStep.step.completion, assistantTextOf(lastStep.items));
+        if (steering.closeUnlessPending()) return await finish(lastStep.step.completion, assistantTextOf(lastStep.items));
       }
     }
     for (;;) {
       // At the step limit, input steered in still gets its one request: the last.
       if (steps >= options.maxSteps) {
         const waiting = steering.close();
-        if (waiting.length === 0) return finish({ status: 'incomplete', reason: 'step_limit' });
+        if (waiting.length === 0) return await finish({ status: 'incomplete', reason: 'step_limit' });
         items.push(...waiting);
         lastRequest = true;
       }
@@ -204,7 +204,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       if (stop) {
         // what was steered in stays in the turn's items: the session's next request shows it
         items.push(...steering.close());
-        return finish(stop);
+        return await finish(stop);
       }
       // taken after the wait, so input steered in while the turn waited is in this request
       if (!lastRequest) items.push(...steering.take());
@@ -238,16 +238,16 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         // Input steered in during this request is answered by one more.
         if (!(lastRequest || steering.closeUnlessPending())) continue;
         const answer = assistantTextOf(step.items);
-        const checked = outputSchema ? checkAnswer(outputSchema, answer) : null;
+        const checked = outputSchema ? await checkAnswer(outputSchema, answer) : null;
         if (checked && 'problems' in checked && reasks < MAX_OUTPUT_REASKS && !lastRequest) {
           reasks++;
           items.push(reaskItem(checked.problems));
           continue;
         }
-        return finish(step.completion, answer);
+        return await finish(step.completion, answer);
       }
       await runCalls(calls);
-      if (lastRequest) return finish({ status: 'incomplete', reason: 'step_limit' });
+      if (lastRequest) return await finish({ status: 'incomplete', reason: 'step_limit' });
     }
   } catch (error) {
     const last = lastStep?.step;
@@ -260,9 +260,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   }
 
   /** `answer`: the final answer, validated here when the turn has an output schema (OutputInvalid when it is not valid) */
-  function finish(completion: Completion, answer: string | null = null): AgentLoopResult {
+  async function finish(completion: Completion, answer: string | null = null): Promise<AgentLoopResult> {
     const last = lastStep?.step;
-    const structured = outputSchema ? structuredResult(outputSchema, answer, completion) : {};
+    const structured = outputSchema ? await structuredResult(outputSchema, answer, completion) : {};
     return {
       ...structured,
       items,
@@ -281,9 +281,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
 }
 
 /** The result of a final answer under an output schema, or OutputInvalid saying why there is none. */
-function structuredResult(outputSchema: OutputSchema, answer: string | null, completion: Completion): { result: unknown } {
+async function structuredResult(outputSchema: OutputSchema, answer: string | null, completion: Completion): Promise<{ result: unknown }> {
   if (completion.status === 'incomplete' && answer === null) throw new OutputInvalid(`the turn ended (${completion.reason ?? 'incomplete'}) before an answer valid against the output schema`);
-  const checked = checkAnswer(outputSchema, answer);
+  const checked = await checkAnswer(outputSchema, answer);
   if ('result' in checked) return checked;
   throw new OutputInvalid(`the answer is still not valid against the output schema after ${MAX_OUTPUT_REASKS} re-asks: ${checked.problems.join('; ')}`);
 }

@@ -1,7 +1,8 @@
 /**
  * Structured results (CONTRACT.md §22): a turn may carry an `outputSchema`, a JSON Schema its final
- * answer must satisfy. The schema is checked and compiled once at admission (Ajv, the validator
- * Fastify already brings; loaded only by turns that carry one), given to the model in its dialect's
+ * answer must satisfy. The schema is checked and compiled once at admission (Ajv, in a worker thread:
+ * schema-worker.ts, started by the first turn that carries one, since a 64 KiB schema takes the
+ * better part of a second to compile and must not hold the event loop), given to the model in its dialect's
  * native form (ModelRequest.outputFormat), and the loop validates the final answer, asking the model
  * again at most MAX_OUTPUT_REASKS times with the validation errors before it gives up.
  *
@@ -9,15 +10,15 @@
  * schema comes from a client, and a backtracking engine would let one regular expression hold the
  * process for minutes (ReDoS). A pattern RE2 cannot run (look-around, back-references) is refused.
  */
-import { RE2JS } from 're2js';
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import type { CanonicalItem } from './providers/types.ts';
+import type { SchemaAnswer, SchemaJob } from './schema-worker.ts';
 
 /** The largest schema taken, as its compact JSON text in UTF-8 bytes. */
 export const MAX_OUTPUT_SCHEMA_BYTES = 64 * 1024;
 /** How often a final answer that is not valid is sent back to the model before the turn fails. */
 export const MAX_OUTPUT_REASKS = 2;
-/** Validation errors shown to the model (and in the failure) at most. */
-const MAX_PROBLEMS = 10;
 /** Compiled schemas kept by their JSON text: a script that sends the same schema every turn compiles it once. */
 const KEPT_SCHEMAS = 32;
 const kept = new Map<string, OutputSchema>();
@@ -28,8 +29,8 @@ export const OUTPUT_FORMAT_NAME = 'result';
 export interface OutputSchema {
   readonly schema: Record<string, unknown>;
   readonly json: string;
-  /** the problems of `value` against the schema; empty when it is valid */
-  problems(value: unknown): string[];
+  /** the problems of `value` against the schema; empty when it is valid (checked in the schema worker) */
+  problems(value: unknown): Promise<string[]>;
 }
 
 /** Why a schema was refused at admission (the API answers 422 `invalid_output_schema` with it). */
@@ -48,31 +49,56 @@ export class OutputInvalid extends Error {
   }
 }
 
-type AjvInstance = { compile(schema: object): ValidateFunction };
-type ValidateFunction = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
-let ajvLoading: Promise<AjvInstance> | null = null;
+/** The one schema worker of the process, started on first use; a worker that died is started again. */
+let worker: { call(job: DistributiveOmit<SchemaJob, 'id'>): Promise<SchemaAnswer> } | null = null;
+type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> : never;
 
-/** One Ajv for the process (its compiled schemas are cached by identity of the schema object: none are kept). */
-function ajv(): Promise<AjvInstance> {
-  ajvLoading ??= (async () => {
-    const [{ Ajv }, { default: addFormats }] = await Promise.all([import('ajv'), import('ajv-formats')]);
-    // optimize off: Ajv's optimizing pass costs more than it saves on a schema compiled once per turn (a 64 KiB
-    // schema of 900 properties: about 1.3 s with it, 0.4 s without, docs/API.md "Structured results")
-    const instance = new Ajv({ allErrors: true, strict: false, code: { regExp: re2Engine, optimize: false } });
-    (addFormats as unknown as (ajv: unknown) => void)(instance);
-    return { compile: (schema) => instance.compile(schema) as ValidateFunction };
-  })();
-  return ajvLoading;
+function schemaWorker(): NonNullable<typeof worker> {
+  if (worker) return worker;
+  const compiled = new URL('./schema-worker.js', import.meta.url);
+  // from source (tests, through tsx) the worker is the .ts file, loaded by the tsx the process was
+  // started with (its execArgv); built, it needs none of the process's flags (some are refused in a worker)
+  const built = existsSync(compiled);
+  const thread = new Worker(built ? compiled : new URL('./schema-worker.ts', import.meta.url), { execArgv: built ? [] : loaderFlags(process.execArgv) });
+  const waiting = new Map<number, (answer: SchemaAnswer) => void>();
+  let next = 0;
+  const fail = (error: unknown) => {
+    worker = null;
+    for (const [id, settle] of waiting) settle({ id, refused: `the schema worker stopped (${error instanceof Error ? error.message : String(error)})` });
+    waiting.clear();
+  };
+  thread.on('message', (answer: SchemaAnswer) => {
+    waiting.get(answer.id)?.(answer);
+    waiting.delete(answer.id);
+    if (waiting.size === 0) thread.unref();
+  });
+  thread.on('error', fail);
+  thread.on('exit', (code) => fail(new Error(`exit ${code}`)));
+  // after the listeners, which ref the thread: only a job under way keeps the process alive
+  thread.unref();
+  worker = {
+    call(job) {
+      const id = next++;
+      return new Promise((resolve) => {
+        if (waiting.size === 0) thread.ref();
+        waiting.set(id, resolve);
+        thread.postMessage({ ...job, id });
+      });
+    },
+  };
+  return worker;
 }
 
-/** Ajv's regular-expression engine interface over RE2 (Ajv's `code.regExp` option). */
-const re2Engine = Object.assign(
-  (pattern: string) => {
-    const compiled = RE2JS.compile(pattern);
-    return { test: (text: string) => compiled.matcher(text).find() };
-  },
-  { code: 're2' },
-);
+/** The module-loader flags of the process (tsx's `--import`), without those a worker refuses (`--input-type`, `-e`). */
+function loaderFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  const loaders = ['--import', '--require', '-r', '--loader', '--experimental-loader'];
+  execArgv.forEach((flag, index) => {
+    if (loaders.includes(flag) && index + 1 < execArgv.length) flags.push(flag, execArgv[index + 1]!);
+    else if (loaders.some((loader) => flag.startsWith(`${loader}=`))) flags.push(flag);
+  });
+  return flags;
+}
 
 /**
  * Checks and compiles a client's schema: a JSON object of at most 64 KiB whose root describes an
@@ -88,18 +114,15 @@ export async function compileOutputSchema(schema: unknown): Promise<OutputSchema
   if (known) return known;
   const root = schema as Record<string, unknown>;
   if (root.type !== 'object') throw new OutputSchemaRefused('outputSchema must describe an object: its root needs "type": "object"');
-  let validate: ValidateFunction;
-  try {
-    validate = (await ajv()).compile(structuredClone(root));
-  } catch (error) {
-    throw new OutputSchemaRefused(`outputSchema is not a schema agentd can use: ${firstLine(error)}`);
-  }
+  const answer = await schemaWorker().call({ kind: 'compile', json });
+  if ('refused' in answer) throw new OutputSchemaRefused(`outputSchema is not a schema agentd can use: ${answer.refused}`);
   const compiled: OutputSchema = {
     schema: root,
     json,
-    problems(value) {
-      if (validate(value)) return [];
-      return (validate.errors ?? []).slice(0, MAX_PROBLEMS).map((error) => `${error.instancePath || '(root)'}: ${error.message ?? 'is not valid'}`);
+    async problems(value) {
+      const checked = await schemaWorker().call({ kind: 'check', json, value });
+      if ('refused' in checked) throw new Error(checked.refused);
+      return checked.problems;
     },
   };
   if (kept.size >= KEPT_SCHEMAS) kept.delete(kept.keys().next().value!);
@@ -108,7 +131,7 @@ export async function compileOutputSchema(schema: unknown): Promise<OutputSchema
 }
 
 /** The answer text as a result: the parsed value when it is JSON valid against the schema, else the problems. */
-export function checkAnswer(outputSchema: OutputSchema, text: string | null): { result: unknown } | { problems: string[] } {
+export async function checkAnswer(outputSchema: OutputSchema, text: string | null): Promise<{ result: unknown } | { problems: string[] }> {
   if (text === null || text.trim() === '') return { problems: ['the answer is empty: it must be one JSON value'] };
   let value: unknown;
   try {
@@ -116,7 +139,7 @@ export function checkAnswer(outputSchema: OutputSchema, text: string | null): { 
   } catch (error) {
     return { problems: [`the answer is not JSON (${firstLine(error)})`] };
   }
-  const problems = outputSchema.problems(value);
+  const problems = await outputSchema.problems(value);
   return problems.length === 0 ? { result: value } : { problems };
 }
 

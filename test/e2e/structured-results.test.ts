@@ -10,6 +10,12 @@ import { useFakeServer } from '../support/harness.ts';
 import { waitForTurn } from '../support/server.ts';
 import type { FakeRequest } from '../support/fake-provider.ts';
 import { createClient } from '../../src/client/index.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeProvider } from '../support/fake-provider.ts';
+import { fakeProviderModels } from '../support/server.ts';
+import { startAgentd } from '../readme/agentd-process.ts';
 
 const SCHEMA = {
   type: 'object',
@@ -166,5 +172,34 @@ describe('outputSchema refused at the edge', () => {
     const again = await harness.server.request('POST', `/v1/sessions/${session.id}/turns`, { body: { input: 'go', clientRequestId, outputSchema: { type: 'object', required: ['a'] } } });
     assert.equal(again.status, 409);
     assert.equal(again.json.error.code, 'idempotency_conflict');
+  });
+});
+
+describe('outputSchema in the built server (bin/agentd.js: the bundle and its schema worker)', () => {
+  it('compiles in the worker thread, validates the answer and fails a bad schema with the envelope', async () => {
+    const fake = await startFakeProvider();
+    const state = mkdtempSync(join(tmpdir(), 'agentd-structured-built-'));
+    writeFileSync(join(state, 'models.json'), JSON.stringify(fakeProviderModels(fake.baseUrl)));
+    const agentd = await startAgentd(['--port', '0', '--state-dir', state, '--workspace-root', state, '--models-file', join(state, 'models.json')]);
+    try {
+      const post = async (path: string, body: unknown) => {
+        const response = await fetch(`${agentd.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: response.status, json: (await response.json()) as any };
+      };
+      const session = (await post('/v1/sessions', { model: 'fake-chat' })).json;
+      const refused = await post(`/v1/sessions/${session.id}/turns`, { input: 'x', outputSchema: { type: 'object', properties: { a: { type: 'bogus' } } } });
+      assert.equal(refused.status, 422);
+      assert.match(refused.json.error.message, /not a schema agentd can use: .*type/);
+      fake.enqueue({ kind: 'reply', text: 'nope' }, { kind: 'reply', text: '{"verdict":"pass","count":1}' });
+      const turn = await post(`/v1/sessions/${session.id}/turns`, { input: 'Judge', outputSchema: SCHEMA });
+      assert.equal(turn.status, 202, JSON.stringify(turn.json));
+      let result: any;
+      while ((result = await fetch(`${agentd.url}/v1/turns/${turn.json.id}/result`)).status === 409) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual((await result.json()).output.result, { verdict: 'pass', count: 1 });
+    } finally {
+      await agentd.stop();
+      await fake.close();
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 });
