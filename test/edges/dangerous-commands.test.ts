@@ -99,6 +99,12 @@ test('every disk tool, power command, device writer and writing redirection of t
   for (const device of ['/dev/sda', '/dev/nullx', '/dev/null/x', '/dev/zero0', '/dev/tty1', '/dev/mem', '/dev/fdx']) assertRefused(`echo x > ${device}`);
 });
 
+test('a redirection with no program, alone or around a compound command, still writes the device', () => {
+  for (const command of ['> /dev/sda', 'x=1 > /dev/sda', '{ x=1; } > /dev/sda', '( : ) >> /dev/nvme0n1', 'if true; then :; fi > /dev/sda']) assertRefused(command);
+  assertRuns('> /dev/null');
+  assertRuns('{ x=1; } > out.txt');
+});
+
 test('disk tools only list with -l or --list alone', () => {
   for (const command of ['fdisk -l', 'fdisk --list', 'sfdisk -l', 'parted -l', 'fdisk -l --list']) assertRuns(command);
   for (const command of ['fdisk', 'fdisk -l /dev/sda -w always', 'sfdisk -l -f', 'wipefs -l -a']) assertRefused(command);

@@ -45,7 +45,8 @@ function collect(line: CommandLine, script: ShellScript, depth: number): void {
   for (const command of script.commands) {
     const { invocations, scripts, unknown } = unwrap(command);
     line.unknown ??= unknown;
-    for (const argv of invocations) line.invocations.push({ argv, redirections: command.redirections });
+    // a command of assignments or redirections alone still opens its redirections' files
+    for (const argv of invocations.length > 0 ? invocations : [[]]) line.invocations.push({ argv, redirections: command.redirections });
     for (const nested of scripts) {
       line.scripts.push(nested);
       if (depth >= MAX_NESTING) line.unknown ??= 'shells are nested too deeply to follow';

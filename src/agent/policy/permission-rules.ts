@@ -88,8 +88,8 @@ function relativeText(cwd: string, resolved: string): string {
 export function commandTexts(command: readonly string[] | string): string[] {
   const line = readCommandLine(command);
   const texts = new Set([line.source.trim()]);
-  // an invocation always has a program: unwrap stops at an empty argv
   for (const { argv } of line.invocations) {
+    if (argv.length === 0) continue; // redirections alone (`> f`): no program to name
     texts.add(argv.join(' '));
     texts.add([programName(argv[0]), ...argv.slice(1)].join(' '));
   }

@@ -243,6 +243,8 @@ class TreeReader {
     else {
       if (words.length > 0) this.markUnknown('words follow the redirection of a compound command');
       if (body) this.walk(body, own, pipedFrom);
+      // the redirection itself runs (`> /dev/sda`, `{ x=1; } > /dev/sda` truncate the device)
+      this.script.commands.push({ argv: [], assignments: [], redirections: own });
     }
     this.tails(tails, inherited, result);
     return result;

@@ -115,7 +115,9 @@ test('every simple command inside every compound form, with the redirections aro
   // `echo a > f b` is `echo a b > f`: words after a redirection's target are arguments
   assert.deepEqual(parseShell('rm > /dev/null -rf /').commands[0].argv, ['rm', '-rf', '/']);
   // a compound command's redirection applies to every command inside it
-  assert.deepEqual(parseShell('{ ls; cat; } > /dev/sda').commands.map((command) => command.redirections), [[{ operator: '>', target: '/dev/sda' }], [{ operator: '>', target: '/dev/sda' }]]);
+  // (and stands as a command of its own: `{ x=1; } > /dev/sda` still opens the device)
+  const sda = [{ operator: '>', target: '/dev/sda' }];
+  assert.deepEqual(parseShell('{ ls; cat; } > /dev/sda').commands.map((command) => [command.argv, command.redirections]), [[['ls'], sda], [['cat'], sda], [[], sda]]);
   // the command a heredoc'd producer pipes into
   const piped = parseShell('cat <<EOF | sh\ntouch x\nEOF').commands;
   assert.equal(piped[1].pipedFrom, piped[0]);
