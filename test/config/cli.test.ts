@@ -1,6 +1,6 @@
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,11 @@ import { http } from '../support/http.ts';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { EventSource } from 'eventsource';
+
+/** A failed assertion must not leave its server running: the test runner would wait for it. */
+function killWhenDone(t: TestContext, child: ChildProcess): void {
+  t.after(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
+}
 
 const BIN = new URL('../../bin/agentd.js', import.meta.url).pathname;
 const TOKEN = 't'.repeat(32);
@@ -129,9 +134,10 @@ describe('agentd command line', () => {
     assert.match(agentd(['serve', '--models-file', file, '--state-dir', dir]).stderr, /not valid JSON/);
   });
 
-  it('serves until SIGTERM, finishing in-flight requests, then exits 0', async () => {
+  it('serves until SIGTERM, finishing in-flight requests, then exits 0', async (t) => {
     const dir = scratch();
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--state-dir', dir, '--workspace-root', dir], { env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_TOKEN: TOKEN } });
+    killWhenDone(t, child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     while (!/listening on (http:\/\/\S+)/.test(output)) await once(child.stdout, 'data');
@@ -151,9 +157,10 @@ describe('agentd command line', () => {
     assert.ok(!output.includes(TOKEN));
   });
 
-  it('on SIGINT finishes a request already in flight, then stops accepting and exits 0', async () => {
+  it('on SIGINT finishes a request already in flight, then stops accepting and exits 0', async (t) => {
     const dir = scratch();
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--state-dir', dir, '--workspace-root', dir], { env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    killWhenDone(t, child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     while (!/listening on (http:\/\/\S+)/.test(output)) await once(child.stdout, 'data');
@@ -178,9 +185,10 @@ describe('agentd command line', () => {
     await assert.rejects(http('GET', `${url.origin}/healthz`), 'no longer accepting');
   });
 
-  it('on SIGTERM ends event streams, closes idle connections at once, refuses new requests in the envelope and exits quickly', async () => {
+  it('on SIGTERM ends event streams, closes idle connections at once, refuses new requests in the envelope and exits quickly', async (t) => {
     const dir = scratch();
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--state-dir', dir, '--workspace-root', dir, '--log-level', 'warn'], { env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    killWhenDone(t, child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     while (!/listening on (http:\/\/\S+)/.test(output)) await once(child.stdout, 'data');
