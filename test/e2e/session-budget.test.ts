@@ -188,7 +188,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(cleared.json.budget, { tokens: null, costUsd: null });
       assert.deepEqual((await getSession(session.id)).budget, { tokens: null, costUsd: null });
       const schema = (await server.request('GET', '/openapi.json')).json.components.schemas;
-      assert.deepEqual(Object.keys(schema.PatchSession.properties).sort(), ['archived', 'budget', 'effort', 'model', 'title']);
+      assert.deepEqual(Object.keys(schema.PatchSession.properties).sort(), ['archived', 'budget', 'effort', 'model', 'planMode', 'title']);
       assert.ok(schema.Session.required.includes('budget'));
     });
   });
