@@ -174,7 +174,7 @@ describe('repository sessions of sandboxed tenants, by attack', () => {
     const outsideBefore = readdirSync(hosted.fixture.dir).sort();
     // Every directory of the tree git is writing flips to a link to B's workspace (host path) or
     // the fixture's directory; once some did, the .partial directory itself becomes a link to B.
-    const swapper = `python3 - <<'EOF'
+    const swapper = `python3 <<'EOF'
 import glob, os, time
 targets = ['${b.workspaceRoot}', '${hosted.fixture.dir}']
 end = time.time() + 90
@@ -233,7 +233,7 @@ EOF`;
     const { session, ended } = await repositorySession(a, { url: 'deep' });
     assert.equal(ended.type, 'session.setup.completed', JSON.stringify(ended));
     // Each directory of the tree flips between itself and a link to B's workspace, as fast as the guest can.
-    const swapper = `python3 - <<'EOF'
+    const swapper = `python3 <<'EOF'
 import os, time
 os.chdir('/workspace/.agentd-checkouts/${session.id}/tree')
 end = time.time() + 60
