@@ -42,7 +42,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export { VERSION };
 
 /** Opens the store, builds the application and listens. Throws before binding on bad configuration. */
 /** Knobs for embedding and tests; the CLI uses the defaults. */

@@ -12,7 +12,7 @@ export interface LoadTarget {
 }
 
 /** A turn whose events subscribers can follow: they connect to `subscribePath`, then `run()` plays it to its end. */
-export interface StreamingTurn {
+interface StreamingTurn {
   subscribePath: string;
   run(): Promise<void>;
 }

@@ -103,7 +103,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-export function treeRssMb(rootPid: number): number {
+function treeRssMb(rootPid: number): number {
   const childrenOf = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -15,7 +15,7 @@ export const COMPACT_COMMAND = '/compact';
 export const CLEAR_COMMAND = '/clear';
 
 /** A request is compacted when its estimate passes this share of the window; the rest is for the reply and the estimate's error. */
-export const CONTEXT_FILL_LIMIT = 0.8;
+const CONTEXT_FILL_LIMIT = 0.8;
 /** What an inline image counts for, whatever the length of its base64 data. */
 export const IMAGE_TOKEN_ESTIMATE = 1_000;
 

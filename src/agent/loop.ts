@@ -4,7 +4,7 @@ import { addUsage } from './telemetry.ts';
 import { checkAnswer, MAX_OUTPUT_REASKS, OUTPUT_FORMAT_NAME, OutputInvalid, reaskItem, STRUCTURED_ANSWER_INSTRUCTION, type OutputSchema } from './structured-output.ts';
 import type { RecordedModelStep, RecordedStep } from '../domain/turn-step.ts';
 
-export type { RecordedModelStep, RecordedStep };
+export type { RecordedStep };
 
 /** A tool call found in the model's output, in the shape the loop executes. */
 export interface ToolCall {
@@ -131,7 +131,7 @@ export class AgentLoopFailure extends Error {
   }
 }
 
-export const DEFAULT_TOOL_CONCURRENCY = 4;
+const DEFAULT_TOOL_CONCURRENCY = 4;
 
 /**
  * Model step, tool calls, tool outputs, next step… until the model answers without calling a tool
@@ -340,7 +340,7 @@ async function mapBounded<T, R>(items: T[], limit: number, work: (item: T) => Pr
   return results;
 }
 
-export function toToolCall(item: CanonicalItem): ToolCall | null {
+function toToolCall(item: CanonicalItem): ToolCall | null {
   if (item.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
     return { callId: item.call_id, name: item.name, kind: 'function', input: typeof item.arguments === 'string' ? item.arguments : '{}', item, ...providerItemId(item) };
   }

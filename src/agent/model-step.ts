@@ -35,18 +35,18 @@ export interface RetryPolicy {
 }
 
 /** `--model-stall-timeout` default: 120 s. */
-export const DEFAULT_STALL_TIMEOUT_MS = 120_000;
+const DEFAULT_STALL_TIMEOUT_MS = 120_000;
 /**
  * About four times the largest output window of current models (128k tokens ≈ 512k characters):
  * a step past it is a runaway stream, not an answer.
  */
-export const MAX_STEP_OUTPUT_CHARS = 2_000_000;
+const MAX_STEP_OUTPUT_CHARS = 2_000_000;
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 60_000, stallTimeoutMs: DEFAULT_STALL_TIMEOUT_MS, maxOutputChars: MAX_STEP_OUTPUT_CHARS };
 
 /** The typed reasons this module gives a failed attempt (ProviderError.code). */
-export const STALLED = 'stalled';
-export const OUTPUT_LIMIT = 'output_limit';
+const STALLED = 'stalled';
+const OUTPUT_LIMIT = 'output_limit';
 
 /** The partial text of a step that failed for good, so the turn can show it in displayItems. */
 export class StepFailure extends Error {
@@ -251,7 +251,7 @@ async function readToEnd(iterator: AsyncIterator<ProviderEvent>, attempt: AbortC
  * (Anthropic's stop_reason and the Chat adapter already say so; Responses says
  * `max_output_tokens`). The provider's own word stays in the telemetry's stop_reason.
  */
-export function normalizedCompletion(completion: Completion): Completion {
+function normalizedCompletion(completion: Completion): Completion {
   if (completion.status === 'incomplete' && completion.reason === 'max_output_tokens') return { ...completion, reason: 'max_tokens' };
   return completion;
 }

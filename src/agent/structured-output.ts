@@ -16,7 +16,7 @@ import type { CanonicalItem } from './providers/types.ts';
 import type { SchemaAnswer, SchemaJob } from './schema-worker.ts';
 
 /** The largest schema taken, as its compact JSON text in UTF-8 bytes. */
-export const MAX_OUTPUT_SCHEMA_BYTES = 64 * 1024;
+const MAX_OUTPUT_SCHEMA_BYTES = 64 * 1024;
 /** How often a final answer that is not valid is sent back to the model before the turn fails. */
 export const MAX_OUTPUT_REASKS = 2;
 /** Compiled schemas kept by their JSON text: a script that sends the same schema every turn compiles it once. */

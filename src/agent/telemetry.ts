@@ -35,7 +35,7 @@ export function costOf(model: CatalogModel, usage: Usage | null): number | null 
  * `input_tokens` as the provider itself reports it: with the cached tokens where its dialect counts
  * them in (the descriptor's inputTokensIncludeCached), else without cache reads and writes.
  */
-export function providerInputTokens(model: CatalogModel, usage: Usage): number {
+function providerInputTokens(model: CatalogModel, usage: Usage): number {
   if (descriptorOf(model.dialect).inputTokensIncludeCached) return usage.inputTokens;
   return Math.max(0, usage.inputTokens - usage.cachedTokens - (usage.cacheCreationTokens ?? 0));
 }

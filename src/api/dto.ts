@@ -74,7 +74,7 @@ function projectEntry(entry: HistoryPageEntry): Record<string, unknown> {
 }
 
 /** One stored turn under one projection budget (text fields first, then items, then telemetry). */
-export function projectHistoryTurn(turn: HistoryEntry): Record<string, unknown> {
+function projectHistoryTurn(turn: HistoryEntry): Record<string, unknown> {
   const budget = createProjectionBudget();
   const projected: Record<string, unknown> = {
     at: turn.at,

@@ -131,7 +131,7 @@ export const EVENT_CATALOGUE = {
   'session.setup.failed': { sent: 'the checkout failed; the session cannot run turns until set up again', data: Type.Object({ message: Type.String() }) },
 } as const satisfies Record<string, EventDeclaration>;
 
-export type EventCatalogue = typeof EVENT_CATALOGUE;
+type EventCatalogue = typeof EVENT_CATALOGUE;
 export type EventType = keyof EventCatalogue;
 export type EventData<Type extends EventType> = Static<EventCatalogue[Type]['data']>;
 /** The types whose data is exactly a bounded text and its truncation flag. */

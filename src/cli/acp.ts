@@ -8,7 +8,7 @@ import { VERSION } from '../version.ts';
 import { connect } from './chat/connect.ts';
 import { parseChatOptions } from './chat/options.ts';
 
-export const ACP_HELP = `Usage: agentd acp [options] [agentd serve options]
+const ACP_HELP = `Usage: agentd acp [options] [agentd serve options]
 
 An Agent Client Protocol (v1) agent on standard input and output, for editors that run agents
 (Zed, JetBrains, Neovim, Emacs; docs/ACP.md). With --url it is a client of a running agentd,

@@ -1,6 +1,6 @@
 /** The command-line flags of `agentd serve`: one table drives parsing, validation and --help. */
 
-export type FlagKind = 'string' | 'integer' | 'size' | 'boolean' | 'list';
+type FlagKind = 'string' | 'integer' | 'size' | 'boolean' | 'list';
 
 export interface FlagDefinition {
   name: string;

@@ -2,7 +2,7 @@ import { UsageError } from './flags.ts';
 import { readJsonConfigFile } from './json-config-file.ts';
 
 /** A server agentd starts as a child process and talks to over stdin/stdout. */
-export interface McpStdioServer {
+interface McpStdioServer {
   kind: 'stdio';
   name: string;
   command: string;
@@ -12,7 +12,7 @@ export interface McpStdioServer {
 }
 
 /** A server reached over streamable HTTP. */
-export interface McpHttpServer {
+interface McpHttpServer {
   kind: 'http';
   name: string;
   url: string;

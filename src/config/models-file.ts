@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { DIALECTS, type Dialect } from '../domain/dialect.ts';
 import { EFFORTS, type Effort } from '../domain/effort.ts';
 
-export interface ModelPrices {
+interface ModelPrices {
   /** US dollars per million tokens */
   inputPerMillion: number;
   outputPerMillion: number;

@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 
-export const MAX_TENANTS = 256;
-export const MAX_CREDENTIALS_PER_TENANT = 16;
+const MAX_TENANTS = 256;
+const MAX_CREDENTIALS_PER_TENANT = 16;
 
 /** Canonical form only: lower-case hex in 8-4-4-4-12 groups (the nil UUID is refused separately). */
 const CANONICAL_UUID = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
@@ -22,7 +22,7 @@ const TenantEntry = Type.Object(
   closed,
 );
 
-export const RegistryDocument = Type.Object(
+const RegistryDocument = Type.Object(
   { version: Type.Literal(1), tenants: Type.Array(TenantEntry, { minItems: 1, maxItems: MAX_TENANTS }) },
   closed,
 );

@@ -1,6 +1,6 @@
 /** A turn's change receipt (CONTRACT.md §20): the files its tools created, modified or deleted. */
 
-export type FileChangeKind = 'created' | 'modified' | 'deleted';
+type FileChangeKind = 'created' | 'modified' | 'deleted';
 
 export interface FileChange {
   /** relative to the session cwd, `/`-separated */

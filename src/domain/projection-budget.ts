@@ -25,8 +25,8 @@ export interface ProjectionBudget {
   truncated: boolean;
 }
 
-export const HISTORY_TEXT_BUDGET = 65536;
-export const HISTORY_NODE_BUDGET = 2048;
+const HISTORY_TEXT_BUDGET = 65536;
+const HISTORY_NODE_BUDGET = 2048;
 /** Longest single string a projection keeps. */
 export const PROJECTION_STRING_LIMIT = EVENT_TEXT_LIMIT;
 export const REDACTED = '<redacted>';

@@ -29,7 +29,7 @@ const imageUrl: Shape = {
   emit: (value, budget, owner) => text.emit(inlineImagePlaceholder(value as string), budget, owner),
 };
 
-export function inlineImagePlaceholder(url: string): string {
+function inlineImagePlaceholder(url: string): string {
   const dataUrl = /^data:([^;,]*)(;base64)?,/i.exec(url);
   if (!dataUrl) return url;
   const payload = url.length - dataUrl[0].length;
@@ -44,7 +44,7 @@ const openObject: Shape = { ...opaque, accepts: isPlainObject };
 
 const textPart = fields({ text });
 
-export const contentPart = tagged(
+const contentPart = tagged(
   new Map<string, FieldList>([
     ['input_text', fields({ text, prompt_cache_breakpoint: opaque })],
     ['output_text', fields({ text, annotations: anyArray, logprobs: anyArray })],
@@ -73,7 +73,7 @@ const parts = arrayOf(contentPart);
 
 const pointer = fields({ x: integer, y: integer, keys: stringArray });
 
-export const computerAction = tagged(
+const computerAction = tagged(
   new Map<string, FieldList>([
     ['screenshot', []],
     ['wait', []],
@@ -125,7 +125,7 @@ const id = opaque;
 const status = opaque;
 const compaction = fields({ id, encrypted_content: opaque });
 
-export const historyItem = tagged(
+const historyItem = tagged(
   new Map<string, FieldList>([
     [
       'message',

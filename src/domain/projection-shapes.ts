@@ -134,7 +134,7 @@ export function arrayOf(element: Shape, maxLength = Number.POSITIVE_INFINITY): S
  * Emits one field of `target`; false when the budget ran out there, so the caller stops the object.
  * Redaction keys win over any declared shape.
  */
-export function emitField(
+function emitField(
   target: Record<string, unknown>,
   key: string,
   raw: unknown,

@@ -35,8 +35,8 @@ export { type ProjectionBudget, createProjectionBudget } from './projection-budg
 export { MAX_OPAQUE_DEPTH } from './projection-json.ts';
 export { OPAQUE_ITEM_TYPES } from './projection-items.ts';
 
-export const MAX_PROJECTED_AGENTS = 100;
-export const MAX_PROJECTED_STEPS = 100;
+const MAX_PROJECTED_AGENTS = 100;
+const MAX_PROJECTED_STEPS = 100;
 
 export interface AgentStep {
   state: 'running' | 'completed' | 'failed' | 'info';

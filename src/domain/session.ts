@@ -37,9 +37,9 @@ export interface SessionBudget {
   costUsd: number | null;
 }
 
-export const NO_BUDGET: SessionBudget = { tokens: null, costUsd: null };
+const NO_BUDGET: SessionBudget = { tokens: null, costUsd: null };
 
-export interface SessionContext {
+interface SessionContext {
   /** input plus output tokens of the last model request, as the provider reported them; 0 before any */
   usedTokens: number;
   /** the model's context window, null when the models file does not say */

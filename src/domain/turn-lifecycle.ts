@@ -15,7 +15,7 @@
  */
 import type { TurnStatus } from './turn-status.ts';
 
-export const TERMINAL_STATUSES: readonly TurnStatus[] = ['completed', 'failed', 'cancelled'];
+const TERMINAL_STATUSES: readonly TurnStatus[] = ['completed', 'failed', 'cancelled'];
 
 export function isTerminal(status: string): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
@@ -40,7 +40,7 @@ export type TurnTransition<Output = unknown> =
   /** `error`: 'cancelled' once the turn was admitted, null while it only waited in the queue */
   | { kind: 'cancel'; at: string; error: string | null };
 
-export type TurnEventType = 'turn.started' | 'turn.completed' | 'turn.failed' | 'turn.cancelled';
+type TurnEventType = 'turn.started' | 'turn.completed' | 'turn.failed' | 'turn.cancelled';
 
 export interface TurnStep<T> {
   record: T;

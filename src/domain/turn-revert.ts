@@ -27,4 +27,4 @@ export type TurnRevertPlan =
 /** The before-bytes one turn may keep; a turn that changed more cannot be reverted. */
 export const MAX_REVERT_BYTES_PER_TURN = 16 * 1024 * 1024;
 /** --revert-history's default: the latest turns of a session whose before-bytes are kept. */
-export const DEFAULT_REVERT_HISTORY = 50;
+const DEFAULT_REVERT_HISTORY = 50;

@@ -9,9 +9,9 @@
 import type { CommandView } from './process-group.ts';
 import type { DirectoryEntry, SearchMatch } from '../sandbox/protocol.ts';
 
-export type { DirectoryEntry, SearchMatch };
+export type { DirectoryEntry };
 
-export interface RunCommand {
+interface RunCommand {
   argv: string[];
   /** a host path for the host executor, a guest path (default /workspace) for the sandbox */
   cwd: string;
@@ -45,19 +45,19 @@ export interface RunOutcome {
   strayProcessesStopped?: boolean;
 }
 
-export interface FileContent {
+interface FileContent {
   content: Buffer;
   /** the file is longer than the bytes returned */
   truncated: boolean;
 }
 
-export interface DirectoryListing {
+interface DirectoryListing {
   /** in name order */
   entries: DirectoryEntry[];
   truncated: boolean;
 }
 
-export interface SearchQuery {
+interface SearchQuery {
   /** a ripgrep regex */
   pattern: string;
   path: string;
@@ -66,7 +66,7 @@ export interface SearchQuery {
   signal: AbortSignal;
 }
 
-export interface SearchResults {
+interface SearchResults {
   matches: SearchMatch[];
   truncated: boolean;
 }

@@ -248,7 +248,7 @@ export function processIsAlive(pid: number): boolean {
  * and its death, which ends the namespace, does not reliably follow its parent's (seen: an init
  * outliving a killed outer bwrap, holding a cancelled clone and its output pipes for good).
  */
-export function groupsThatLeft(leader: number): number[] {
+function groupsThatLeft(leader: number): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));

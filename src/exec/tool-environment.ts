@@ -25,7 +25,7 @@ const ALLOWED_NAMES = new Set([
 const ALLOWED_PREFIX = 'LC_';
 
 /** Keeps tools from waiting on a terminal or a password prompt nobody is watching. */
-export const NON_INTERACTIVE: Readonly<Record<string, string>> = Object.freeze({
+const NON_INTERACTIVE: Readonly<Record<string, string>> = Object.freeze({
   PAGER: 'cat',
   GIT_PAGER: 'cat',
   GIT_TERMINAL_PROMPT: '0',

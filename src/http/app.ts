@@ -39,7 +39,7 @@ export interface AppOptions {
 }
 
 /** Ajv's options for the route schemas: nothing is removed, coerced or filled in, and the first error is enough. */
-export const AJV_OPTIONS = { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } } as const;
+const AJV_OPTIONS = { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } } as const;
 
 declare module 'fastify' {
   interface FastifyContextConfig {

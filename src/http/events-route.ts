@@ -4,7 +4,7 @@ import { ApiError } from '../domain/errors.ts';
 import { KEEP_ALIVE_FRAME, type EventLog } from '../events/event-log.ts';
 import type { FrameBatch } from '../events/frame-batch.ts';
 
-export const KEEP_ALIVE_MS = 15_000;
+const KEEP_ALIVE_MS = 15_000;
 
 /**
  * Counts SSE connections against the global and per-boundary limits (CONTRACT.md §6), and knows

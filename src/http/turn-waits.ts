@@ -5,7 +5,7 @@ import type { EventLog } from '../events/event-log.ts';
 import type { TurnRecord } from '../domain/turn.ts';
 
 /** The longest `?wait=` of GET /v1/turns/:id/result, in seconds (CONTRACT.md §24). */
-export const MAX_WAIT_SECONDS = 60;
+const MAX_WAIT_SECONDS = 60;
 
 /** An SSE frame of a turn's end: `event: turn.completed` (and failed, cancelled). */
 const TERMINAL_FRAME = /\nevent: turn\.(completed|failed|cancelled)\n/;

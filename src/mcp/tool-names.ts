@@ -1,6 +1,6 @@
 /** The names MCP tools are offered to the model under: `mcp__<server>__<tool>`. */
 
-export const MCP_TOOL_PREFIX = 'mcp__';
+const MCP_TOOL_PREFIX = 'mcp__';
 
 /** What every provider accepts as a function name. */
 const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

@@ -26,7 +26,7 @@ import { HOST_IDENTITY_ETC_ENTRIES, type SystemEntry } from './system-paths.ts';
 export const DEFAULT_BUBBLEWRAP_PATH = '/usr/bin/bwrap';
 
 /** The private scratch directory of the read-only view; HOME and TMPDIR point at it. */
-export const CONFINED_SCRATCH = '/tmp';
+const CONFINED_SCRATCH = '/tmp';
 
 /** The tenant view's hostname, whatever the host's. */
 export const GUEST_HOSTNAME = 'sandbox';
@@ -54,7 +54,7 @@ export interface ReadOnlyHostView extends CommandSpec {
   system: readonly SystemEntry[];
 }
 
-export interface WritableHostView extends CommandSpec {
+interface WritableHostView extends CommandSpec {
   view: 'writable';
   /** workspace roots; bound back only where one lies inside a hidden path */
   visible: readonly string[];

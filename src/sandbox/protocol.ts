@@ -9,7 +9,7 @@ export const PROTOCOL_VERSION = 1;
 
 import { MAX_READ_BYTES, MAX_TIMEOUT_MS } from './protocol-bounds.ts';
 
-export { DEFAULT_TIMEOUT_MS, MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_CHUNK_CHARS, MAX_READ_BYTES, MAX_TIMEOUT_MS } from './protocol-bounds.ts';
+export { DEFAULT_TIMEOUT_MS, MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_CHUNK_CHARS, MAX_READ_BYTES } from './protocol-bounds.ts';
 export { GUEST_HOME, GUEST_WORKSPACE } from './guest-mounts.ts';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -70,7 +70,7 @@ const Cancel = Type.Object({ type: Type.Literal('cancel'), id: Id }, { additiona
 export const SandboxRequestSchema = Type.Union([RunArgv, RunShell, Read, Write, List, Search, Cancel]);
 export type SandboxRequest = Static<typeof SandboxRequestSchema>;
 export type RunRequest = Static<typeof RunArgv> | Static<typeof RunShell>;
-export type SearchRequest = Static<typeof Search>;
+type SearchRequest = Static<typeof Search>;
 export type OperationRequest = Exclude<SandboxRequest, { type: 'cancel' }>;
 
 /** The first line a healthy runner prints, after its feature check. */
@@ -85,14 +85,14 @@ export interface ReadyLine {
 }
 
 /** Printed instead of `ready` (then the runner exits 1) when the host cannot give a guarantee. */
-export interface UnavailableLine {
+interface UnavailableLine {
   type: 'unavailable';
   /** which guarantee is missing: bwrap, user_namespaces, network_namespaces, nftables, slirp4netns, cgroup:<controller>, workspace … */
   missing: string;
   message: string;
 }
 
-export interface OutputLine {
+interface OutputLine {
   type: 'output';
   id: string;
   stream: 'stdout' | 'stderr';
@@ -139,7 +139,7 @@ export type ResultLine = {
 };
 
 /** A request the runner could not accept (bad JSON, unknown shape, duplicate id, too long). */
-export interface ProtocolErrorLine {
+interface ProtocolErrorLine {
   type: 'protocol_error';
   id?: string;
   message: string;

@@ -8,9 +8,9 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 
-export const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
 
-export const ETC_ENTRIES = [
+const ETC_ENTRIES = [
   'passwd', 'group', 'nsswitch.conf', 'hosts', 'hostname', 'host.conf', 'resolv.conf', 'gai.conf',
   'services', 'protocols',
   'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives',

@@ -31,7 +31,7 @@ export interface DatabaseClaim {
 }
 
 /** What Kysely's PostgreSQL driver needs of a connection it was lent. */
-export interface LentConnection {
+interface LentConnection {
   query: pg.Client['query'];
   release(): void;
   /** ends the connection at once (a query past its deadline): the claim is taken again on a new one */

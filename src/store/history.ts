@@ -65,7 +65,7 @@ export interface SessionChanges {
 }
 
 /** See TurnSpending (runtime/turn/turn-outcome.ts): nulls leave the session's figure as it is. */
-export interface SessionSpending {
+interface SessionSpending {
   costUsd: number | null;
   contextUsedTokens: number | null;
   contextWindow: number | null;

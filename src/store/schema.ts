@@ -64,7 +64,7 @@ export interface TurnsTable {
 
 /** --cluster: the human requests of the turns of a cluster, so every instance lists and answers them. */
 /** A durable step of a cluster's active turn (store/turn-steps.ts). */
-export interface TurnStepsTable {
+interface TurnStepsTable {
   turn_id: string;
   seq: number;
   /** the attempt that wrote it */
@@ -78,7 +78,7 @@ export interface TurnStepsTable {
 }
 
 /** --cluster: a steer taken by one instance for a turn another may run (store/turn-steers.ts). */
-export interface TurnSteersTable {
+interface TurnSteersTable {
   id: string;
   session_id: string;
   turn_id: string;
@@ -131,14 +131,14 @@ export interface HistoryTurnsTable {
   result: string | null;
 }
 
-export interface BoundariesTable {
+interface BoundariesTable {
   id: string;
   /** Event ids below this value may have been handed out: a restart continues from here. */
   event_id_ceiling: number;
 }
 
 /** The shared event window of a cluster (store/cluster-events.ts): the newest events of each boundary. */
-export interface EventsTable {
+interface EventsTable {
   boundary_id: string;
   id: number;
   type: string;
@@ -166,12 +166,12 @@ export interface WebhookOutboxTable {
 }
 
 /** A cluster's agents view of a turn (store/turn-agents.ts): JSON of the child agents' records. */
-export interface TurnAgentsTable {
+interface TurnAgentsTable {
   turn_id: string;
   view: string;
 }
 
-export interface TurnRevertsTable {
+interface TurnRevertsTable {
   turn_id: string;
   boundary_id: string;
   session_id: string;
@@ -183,7 +183,7 @@ export interface TurnRevertsTable {
   entries: string;
 }
 
-export interface RevertContentsTable {
+interface RevertContentsTable {
   hash: string;
   /** the content's length in bytes (bigint: a string from PostgreSQL) */
   size: number | string;
@@ -191,7 +191,7 @@ export interface RevertContentsTable {
   content: Uint8Array;
 }
 
-export interface TurnRevertContentsTable {
+interface TurnRevertContentsTable {
   turn_id: string;
   hash: string;
 }

@@ -13,7 +13,7 @@
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 
-export class QueryDeadlineExceeded extends Error {
+class QueryDeadlineExceeded extends Error {
   constructor(readonly deadlineMs: number) {
     super(`the database did not answer within ${deadlineMs} ms; its connection was dropped`);
     this.name = 'QueryDeadlineExceeded';

@@ -26,7 +26,7 @@ export interface NewSteer {
   createdAt: string;
 }
 
-export type SteerStatus = 'pending' | 'claimed' | 'steered' | 'refused';
+type SteerStatus = 'pending' | 'claimed' | 'steered' | 'refused';
 
 export interface StoredSteer {
   id: string;

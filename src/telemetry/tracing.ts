@@ -30,7 +30,7 @@ export const SPAN_ATTRIBUTE_NAMES = [
   'gen_ai.tool.call.id',
 ] as const;
 
-export type SpanAttributeName = (typeof SPAN_ATTRIBUTE_NAMES)[number];
+type SpanAttributeName = (typeof SPAN_ATTRIBUTE_NAMES)[number];
 export type SpanAttributes = Partial<Record<SpanAttributeName, string | number | boolean | string[]>>;
 
 /** Where a span hangs in a trace: an opaque handle made by the tracing that is on. */

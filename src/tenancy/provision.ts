@@ -33,7 +33,7 @@ export interface ProvisionedTenant {
   databaseUrl: string;
 }
 
-export class ProvisioningError extends Error {}
+class ProvisioningError extends Error {}
 
 /** A safety net for a runaway query of one tenant; agentd's own statements take milliseconds. */
 export const TENANT_STATEMENT_TIMEOUT = '30s';

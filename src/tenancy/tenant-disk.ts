@@ -24,8 +24,8 @@ import { diskUsers } from './disk-users.ts';
 
 const run = promisify(execFile);
 
-export const DISK_IMAGE_NAME = 'sandbox-disk.ext4';
-export const DISK_MOUNT_NAME = 'sandbox-disk';
+const DISK_IMAGE_NAME = 'sandbox-disk.ext4';
+const DISK_MOUNT_NAME = 'sandbox-disk';
 /** at the top of the file system, beside `workspace` and `home`: the room the tenant's revert content takes (workspace/revert-reservation.ts) */
 export const REVERT_RESERVATION_NAME = 'revert-content';
 /** where the guest's HOME lived before quotas; copied into a new image once */

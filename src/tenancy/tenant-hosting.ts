@@ -39,7 +39,7 @@ import { ClusterQueue, ClusterScheduler } from './cluster-queue.ts';
  * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
  * transaction, so a few suffice; `max_connections` must cover `--max-active-tenants` times this.
  */
-export const TENANT_POOL_SIZE = 4;
+const TENANT_POOL_SIZE = 4;
 
 export interface TenantHostingOptions {
   config: Config;

@@ -16,7 +16,7 @@ import type { WebhookSender } from '../runtime/webhooks/webhook-sender.ts';
 import { WebhookWorker } from '../runtime/webhooks/webhook-worker.ts';
 import type { MetricsRecorder } from '../telemetry/recorder.ts';
 
-export const MAX_DRAINING = 4;
+const MAX_DRAINING = 4;
 
 interface Drain {
   /** a stop was asked (the runtime opens, the server stops) */

@@ -8,7 +8,7 @@ import { removeTrees, type WorkspaceCommands } from './workspace-commands.ts';
 
 export const MAX_ATTACHMENTS = 5;
 export const MAX_IMAGES = 1;
-export const MAX_DECODED_BYTES = 20 * 1024 * 1024;
+const MAX_DECODED_BYTES = 20 * 1024 * 1024;
 /** NAME_MAX: the schema's 255 characters can be 1,020 bytes of UTF-8, which no Linux filesystem takes. */
 export const MAX_FILE_NAME_BYTES = 255;
 

@@ -24,8 +24,8 @@ import { DestinationRefused, pinDestination, type PinnedDestination, type Resolv
 import type { RepositorySource } from './repository-source.ts';
 import { removeTrees, type WorkspaceCommands } from './workspace-commands.ts';
 
-export const CHECKOUTS_DIRECTORY = '.agentd-checkouts';
-export const DEFAULT_CHECKOUT_TIMEOUT_MS = 10 * 60_000;
+const CHECKOUTS_DIRECTORY = '.agentd-checkouts';
+const DEFAULT_CHECKOUT_TIMEOUT_MS = 10 * 60_000;
 const COMMIT_ID = /^[0-9a-f]{7,64}$/i;
 /** upload-pack serves exactly the directory it is given (`--strict`: no `.git` or `.git/.git` appended). */
 const STRICT_UPLOAD_PACK = 'git upload-pack --strict';
@@ -41,7 +41,7 @@ export function checkoutDirectory(workspaceRoots: readonly string[], sessionId: 
   return path.join(parent, sessionId);
 }
 
-export interface CheckoutStep {
+interface CheckoutStep {
   /** the command as run, git's arguments joined with spaces */
   command: string;
 }
@@ -58,7 +58,7 @@ export interface CheckoutOptions {
 }
 
 /** A checkout that did not complete; the message is meant for the client (bounded, git's own words). */
-export class CheckoutFailed extends Error {
+class CheckoutFailed extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'CheckoutFailed';

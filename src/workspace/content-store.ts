@@ -13,7 +13,7 @@ import { closeSync, constants, fstatSync, readlinkSync, readSync } from 'node:fs
 import { closeDirectory, entryPath, openChildDirectory, openDirectoryExact, openEntry, type OpenDirectory } from './no-follow.ts';
 import type { EntryState } from './tree-snapshot.ts';
 
-export const MAX_KEPT_FILE_BYTES = 1024 * 1024;
+const MAX_KEPT_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_STORE_BYTES = 64 * 1024 * 1024;
 
 export class ContentStore {
@@ -49,7 +49,7 @@ export class ContentStore {
   }
 }
 
-export function hashOf(content: Buffer): string {
+function hashOf(content: Buffer): string {
   return createHash('sha256').update(content).digest('hex');
 }
 

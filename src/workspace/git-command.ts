@@ -9,7 +9,7 @@
  */
 
 /** A HOME that does not exist: curl's .netrc and git's global files are looked up under it and not found. */
-export const GIT_HOME = '/nonexistent/agentd-git';
+const GIT_HOME = '/nonexistent/agentd-git';
 
 /** Each passed as `-c` (and so, through GIT_CONFIG_PARAMETERS, to the upload-pack of a local source too). */
 const HARDENING = [

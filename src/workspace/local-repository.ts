@@ -20,7 +20,7 @@ import { canonicalizeInside, isDirectory } from './paths.ts';
 /** git itself gives up after 5 levels of alternates. */
 const MAX_ALTERNATE_DEPTH = 5;
 /** Entries of git directories inspected at most. */
-export const MAX_ENTRIES_INSPECTED = 200_000;
+const MAX_ENTRIES_INSPECTED = 200_000;
 /** How long one inspection may take, however the file system answers. */
 export const INSPECTION_TIME_MS = 10_000;
 /** How long the walk may hold the event loop before it gives it back. */

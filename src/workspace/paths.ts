@@ -9,7 +9,7 @@ import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** Where a resolved path lies: inside the session cwd, inside another allowed root, or nowhere allowed. */
-export type PathLocation = 'cwd' | 'root' | 'outside';
+type PathLocation = 'cwd' | 'root' | 'outside';
 
 export interface PathClassification {
   /** the path as it was asked for */

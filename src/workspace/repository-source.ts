@@ -99,7 +99,7 @@ function namedInside(requested: string, workspace: string): string {
 }
 
 /** Roughly `git check-ref-format --allow-onelevel`, plus no leading "-". */
-export function validateRef(ref: string): void {
+function validateRef(ref: string): void {
   const valid =
     !ref.startsWith('-') &&
     !ref.startsWith('/') &&

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-export const DEFAULT_MAX_WATCHES_PER_TENANT = 4096;
+const DEFAULT_MAX_WATCHES_PER_TENANT = 4096;
 
 export class WatchBudget {
   private used = 0;

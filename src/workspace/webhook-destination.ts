@@ -12,7 +12,7 @@ import { isLoopbackAddress, isRefusedAddress } from './refused-destinations.ts';
 
 export type WebhookResolver = (host: string) => Promise<string[]>;
 
-export const systemWebhookResolver: WebhookResolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+const systemWebhookResolver: WebhookResolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /**
  * What a receiver may be: `allowLoopback` with --allow-loopback-webhooks; `loopbackOnly` for a

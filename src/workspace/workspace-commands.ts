@@ -7,7 +7,7 @@
  * beside it. runtime/workspace-commands.ts makes one from the boundary's executor.
  */
 
-export interface WorkspaceCommandResult {
+interface WorkspaceCommandResult {
   /** null when the command did not end by itself */
   exitCode: number | null;
   /** stdout and stderr interleaved, head and tail when long */
@@ -16,7 +16,7 @@ export interface WorkspaceCommandResult {
   failure: string | null;
 }
 
-export interface WorkspaceCommandOptions {
+interface WorkspaceCommandOptions {
   /** a path as the commands see it (see pathOf) */
   cwd: string;
   signal: AbortSignal;

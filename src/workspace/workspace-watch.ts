@@ -35,7 +35,7 @@ export interface WorkspaceWatchOptions {
   budget?: WatchBudget;
 }
 
-export const MAX_WATCHED_DIRECTORIES = 4096;
+const MAX_WATCHED_DIRECTORIES = 4096;
 
 /** Half the kernel's queue: a settle that saw this many events may have missed some. */
 const OVERFLOW_SUSPECTED_AT = Math.floor(readQueueLength() / 2);

@@ -15,7 +15,7 @@ import type { EntryState } from './tree-snapshot.ts';
 import { ContentStore } from './content-store.ts';
 import type { WatchBudget } from './watch-budget.ts';
 
-export const IDLE_MS = 2 * 60 * 1000;
+const IDLE_MS = 2 * 60 * 1000;
 
 /** What one call, or several merged, changed: each path's state before the first change and after the last. */
 export class ChangeWindow {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
+const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
 /** `agentd chat ARGS` from source: the real CLI entry (src/cli/main.ts) through tsx. */
 export function chatCommand(args: string[]): string[] {

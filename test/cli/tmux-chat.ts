@@ -19,7 +19,7 @@ export interface TmuxChat {
   kill(): void;
 }
 
-export interface StartOptions {
+interface StartOptions {
   /** more arguments after --url */
   args?: string[];
   /** environment variables for the chat, e.g. NO_COLOR */

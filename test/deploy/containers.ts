@@ -9,7 +9,7 @@ import { http, type HttpResponse } from '../support/http.ts';
 const REPOSITORY = new URL('../..', import.meta.url).pathname;
 
 /** crun fails on this machine's hybrid cgroups; runc does not. */
-export const PODMAN = ['--runtime', 'runc'];
+const PODMAN = ['--runtime', 'runc'];
 
 /**
  * A rootful container asks for podman's default limits (1048576 open files), which runc cannot set

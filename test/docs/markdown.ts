@@ -9,18 +9,18 @@ import GithubSlugger from 'github-slugger';
 
 const parser = new MarkdownIt({ html: true });
 
-export interface MarkdownLink {
+interface MarkdownLink {
   href: string;
   line: number;
 }
 
 /** A name in the prose (plain text or `inline code`) that is not the text of a link. */
-export interface MarkdownMention {
+interface MarkdownMention {
   text: string;
   line: number;
 }
 
-export interface FencedBlock {
+interface FencedBlock {
   info: string;
   content: string;
   line: number;

@@ -47,7 +47,7 @@ const UNFENCED: Record<string, string> = {
 /** The tables with a turn_id column, from schema.ts. */
 function perTurnTables(): string[] {
   const schema = readFileSync(join(STORE, 'schema.ts'), 'utf8');
-  const interfaces = new Map([...schema.matchAll(/export interface (\w+) \{([\s\S]*?)\n\}/g)].map((match) => [match[1]!, match[2]!]));
+  const interfaces = new Map([...schema.matchAll(/(?:export )?interface (\w+) \{([\s\S]*?)\n\}/g)].map((match) => [match[1]!, match[2]!]));
   const database = interfaces.get('Database')!;
   return [...database.matchAll(/(\w+): (\w+);/g)].filter(([, , type]) => /\bturn_id\b/.test(interfaces.get(type!) ?? '')).map(([, table]) => table!).concat('turns');
 }

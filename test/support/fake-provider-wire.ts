@@ -4,7 +4,7 @@
  */
 export type WireDialect = 'openai-responses' | 'anthropic-messages' | 'openai-chat';
 
-export interface ScriptedToolCall {
+interface ScriptedToolCall {
   name: string;
   /** JSON text for function tools; free text for custom tools (Responses only). */
   arguments: string;
@@ -41,7 +41,7 @@ const DEFAULT_USAGE = { input: 10, output: 5, cached: 0, reasoning: 0 };
 const CREATED_AT = 1_760_000_000;
 
 /** Pieces the way models stream text: a word and its trailing space at a time. */
-export function splitIntoDeltas(text: string): string[] {
+function splitIntoDeltas(text: string): string[] {
   return text.match(/\s*\S+\s*|\s+/g) ?? [];
 }
 
@@ -160,7 +160,7 @@ export function responsesReply(reply: ScriptedReply, context: WireContext): stri
   return wire.frames;
 }
 
-export function responsesPartial(afterText: string | undefined, context: WireContext): string[] {
+function responsesPartial(afterText: string | undefined, context: WireContext): string[] {
   return openResponsesPartial(afterText, context).frames;
 }
 
@@ -172,7 +172,7 @@ function openResponsesPartial(afterText: string | undefined, context: WireContex
 }
 
 /** The partial stream, then an `error` event and `response.failed`, as api.openai.com sends them. */
-export function responsesStreamError(afterText: string | undefined, error: ScriptedError, context: WireContext): string[] {
+function responsesStreamError(afterText: string | undefined, error: ScriptedError, context: WireContext): string[] {
   const code = error.code ?? 'server_error';
   const message = error.message ?? 'The server had an error while processing your request.';
   const wire = openResponsesPartial(afterText, context);
@@ -200,7 +200,7 @@ function anthropicBlock(index: number, block: Record<string, unknown>, deltas: A
 
 const textDeltas = (text: string) => splitIntoDeltas(text).map((piece) => ({ type: 'text_delta', text: piece }));
 
-export function anthropicReply(reply: ScriptedReply, context: WireContext): string[] {
+function anthropicReply(reply: ScriptedReply, context: WireContext): string[] {
   const { text, toolCalls, reasoning, usage, stop } = withDefaults(reply);
   const frames = anthropicStart(context, usage);
   let index = 0;
@@ -223,13 +223,13 @@ export function anthropicReply(reply: ScriptedReply, context: WireContext): stri
   return frames;
 }
 
-export function anthropicPartial(afterText: string | undefined, context: WireContext): string[] {
+function anthropicPartial(afterText: string | undefined, context: WireContext): string[] {
   const frames = anthropicStart(context, { input: DEFAULT_USAGE.input, cached: 0 });
   if (afterText) frames.push(...anthropicBlock(0, { type: 'text', text: '' }, textDeltas(afterText), false));
   return frames;
 }
 
-export function anthropicStreamError(afterText: string | undefined, error: ScriptedError, context: WireContext): string[] {
+function anthropicStreamError(afterText: string | undefined, error: ScriptedError, context: WireContext): string[] {
   const body = { type: 'error', error: { details: null, type: error.code ?? 'overloaded_error', message: error.message ?? 'Overloaded' }, request_id: `req_${context.id}` };
   return [...anthropicPartial(afterText, context), frame(body, 'error')];
 }
@@ -243,7 +243,7 @@ function chatChunk(context: WireContext, delta: Record<string, unknown>, finishR
   });
 }
 
-export function chatReply(reply: ScriptedReply, context: WireContext): string[] {
+function chatReply(reply: ScriptedReply, context: WireContext): string[] {
   const { text, toolCalls, reasoning, usage, stop } = withDefaults(reply);
   const frames = [chatChunk(context, { role: 'assistant', content: '', refusal: null })];
   for (const piece of splitIntoDeltas(reasoning ?? '')) frames.push(chatChunk(context, { reasoning_content: piece }));
@@ -268,14 +268,14 @@ export function chatReply(reply: ScriptedReply, context: WireContext): string[] 
   return frames;
 }
 
-export function chatPartial(afterText: string | undefined, context: WireContext): string[] {
+function chatPartial(afterText: string | undefined, context: WireContext): string[] {
   const frames = [chatChunk(context, { role: 'assistant', content: '', refusal: null })];
   for (const piece of splitIntoDeltas(afterText ?? '')) frames.push(chatChunk(context, { content: piece }));
   return frames;
 }
 
 /** As Groq does it: an `event: error` frame, then the connection closes with no [DONE]. */
-export function chatStreamError(afterText: string | undefined, error: ScriptedError, context: WireContext): string[] {
+function chatStreamError(afterText: string | undefined, error: ScriptedError, context: WireContext): string[] {
   const code = error.code ?? 'service_unavailable';
   const body = { error: { message: error.message ?? 'Service Unavailable', type: 'internal_server_error', code, status_code: 503 } };
   return [...chatPartial(afterText, context), frame(body, 'error')];

@@ -14,7 +14,6 @@ import type { AddressInfo } from 'node:net';
 import { fixtureAsSse, fixtureResponsesAsSse } from './fixtures.ts';
 import { type ScriptedError, type ScriptedReply, type WireContext, type WireDialect, wireByDialect } from './fake-provider-wire.ts';
 
-export type { ScriptedToolCall } from './fake-provider-wire.ts';
 export { DEFAULT_REPLY_TEXT, fakeEncryptedReasoning, fakeThinkingSignature } from './fake-provider-wire.ts';
 
 export type FakeStep =

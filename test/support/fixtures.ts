@@ -18,7 +18,7 @@ const FOLDER_DIALECTS: Record<string, FixtureDialect> = {
 const BUNDLED_FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'provider-fixtures');
 
 /** AGENTD_FIXTURES_DIR, else the recordings kept in the repository. */
-export function fixturesDir(): string {
+function fixturesDir(): string {
   return process.env.AGENTD_FIXTURES_DIR ?? BUNDLED_FIXTURES;
 }
 
@@ -27,7 +27,7 @@ export function fixturePath(relative: string): string {
 }
 
 /** The dialect a fixture belongs to, from its folder; null for the errors/ bodies. */
-export function fixtureDialect(relative: string): FixtureDialect | null {
+function fixtureDialect(relative: string): FixtureDialect | null {
   return FOLDER_DIALECTS[relative.split('/')[0]] ?? null;
 }
 

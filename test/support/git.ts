@@ -11,7 +11,7 @@ import { join } from 'node:path';
 const TEST_IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
 
 /** The caller's environment without its GIT_* variables, with the config isolated and the test identity. */
-export function gitEnvironment(): NodeJS.ProcessEnv {
+function gitEnvironment(): NodeJS.ProcessEnv {
   const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('GIT_'));
   return { ...Object.fromEntries(inherited), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', ...TEST_IDENTITY };
 }

@@ -23,7 +23,7 @@ export const DENIED_OUTPUT =
   'The user denied this tool call. Do not retry it unchanged; choose another approach or ask the user how to proceed.';
 
 /** What the model reads for a denied call: the fixed text, then the human's words if any. */
-export function deniedOutput(reason: string | undefined): string {
+function deniedOutput(reason: string | undefined): string {
   const words = reason?.trim();
   return words ? `${DENIED_OUTPUT}\nThe user's reason: ${words}` : DENIED_OUTPUT;
 }

@@ -8,7 +8,7 @@ export const BRACE_COMMA = '\uE001';
 export const BRACE_CLOSE = '\uE002';
 
 /** More words than this from one word is treated as a malformed command rather than expanded. */
-export const MAX_BRACE_WORDS = 256;
+const MAX_BRACE_WORDS = 256;
 
 const MARKERS = new RegExp(`[${BRACE_OPEN}${BRACE_COMMA}${BRACE_CLOSE}]`, 'g');
 const LITERAL: Record<string, string> = { [BRACE_OPEN]: '{', [BRACE_COMMA]: ',', [BRACE_CLOSE]: '}' };

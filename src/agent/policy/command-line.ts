@@ -8,7 +8,7 @@ import { unwrap } from './nested-commands.ts';
 import { emptyScript, parseShell, type Redirection, type ShellScript } from './shell-syntax.ts';
 import { quoteArgv } from './shell-words.ts';
 
-export interface Invocation {
+interface Invocation {
   /** the words as bash makes them (computed ones as written) */
   argv: string[];
   redirections: Redirection[];
@@ -55,6 +55,6 @@ function collect(line: CommandLine, script: ShellScript, depth: number): void {
   }
 }
 
-export function argvScript(argv: readonly string[]): ShellScript {
+function argvScript(argv: readonly string[]): ShellScript {
   return { ...emptyScript(), commands: [{ argv: [...argv], assignments: [], redirections: [] }], constructs: new Set(['program', 'command']) };
 }

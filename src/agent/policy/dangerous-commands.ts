@@ -35,7 +35,7 @@ export function isCatastrophicTarget(target: string): boolean {
 }
 
 /** A device node other than the harmless ones: writing to it can wipe a disk. */
-export function isDevicePath(target: string): boolean {
+function isDevicePath(target: string): boolean {
   return target.startsWith('/dev/') && !HARMLESS_DEVICES.has(target) && !target.startsWith('/dev/fd/') && !target.startsWith('/dev/shm/');
 }
 

@@ -66,8 +66,8 @@ export type PolicyDecision =
   | { action: 'ask'; kind: 'root_access'; prompt: string; options: string[] }
   | { action: 'refuse'; reason: string };
 
-export const TOOL_APPROVAL_OPTIONS = ['allow_once', 'allow_session', 'deny'];
-export const ROOT_ACCESS_OPTIONS = ['allow', 'deny'];
+const TOOL_APPROVAL_OPTIONS = ['allow_once', 'allow_session', 'deny'];
+const ROOT_ACCESS_OPTIONS = ['allow', 'deny'];
 
 export const PLAN_MODE_REFUSAL =
   'Refused: the session is in plan mode, where only read-only tools run. Investigate with read-only ' +

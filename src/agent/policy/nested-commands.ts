@@ -146,7 +146,7 @@ const SHELL_VALUED_OPTIONS = new Set(['-O', '+O', '-o', '+o', '--rcfile', '--ini
  * script from standard input, a here-string, a heredoc or what `echo` pipes into it. null when the
  * argv is not such a shell; a string (the reason) when its script is known only at run time.
  */
-export function shellScriptOf(argv: readonly string[], redirections: readonly Redirection[] = [], pipedFrom?: SimpleCommand | null): string[] | string | null {
+function shellScriptOf(argv: readonly string[], redirections: readonly Redirection[] = [], pipedFrom?: SimpleCommand | null): string[] | string | null {
   if (argv.length === 0 || !SHELLS.has(programName(wordText(argv[0])))) return null;
   let args = argv.slice(1);
   if (programName(wordText(argv[0])) === 'busybox') {

@@ -27,7 +27,7 @@ export function rootAccessPrompt(toolName: string, input: string, paths: readonl
   ].join('\n');
 }
 
-export function formatArguments(input: string): string {
+function formatArguments(input: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(input);

@@ -54,7 +54,7 @@ export interface ShellScript {
 }
 
 /** Marks a word whose value is computed at run time; no real argument holds a NUL byte. */
-export const COMPUTED = '\0';
+const COMPUTED = '\0';
 
 export function isComputed(word: string): boolean {
   return word.startsWith(COMPUTED);

@@ -5,7 +5,7 @@ import { openAIResponses } from './openai-responses/descriptor.ts';
 import { anthropicMessages } from './anthropic-messages/descriptor.ts';
 import { openAIChat } from './openai-chat/descriptor.ts';
 
-export const DIALECT_DESCRIPTORS: Readonly<Record<Dialect, DialectDescriptor>> = {
+const DIALECT_DESCRIPTORS: Readonly<Record<Dialect, DialectDescriptor>> = {
   'openai-responses': openAIResponses,
   'anthropic-messages': anthropicMessages,
   'openai-chat': openAIChat,

@@ -11,7 +11,7 @@ import type { RateLimitHeaders } from './dialect-descriptor.ts';
 import { ProviderError } from './types.ts';
 
 /** The error classes of the SDK an adapter reads its failures with (openai, @anthropic-ai/sdk). */
-export interface SdkErrorClasses {
+interface SdkErrorClasses {
   APIError: abstract new (...args: never[]) => Error & { status?: number | undefined; error?: unknown; headers?: unknown };
   APIConnectionError: abstract new (...args: never[]) => Error;
 }
@@ -69,15 +69,15 @@ const CONNECTION_ERROR_CODES = new Set([
 const MAX_MESSAGE_LENGTH = 1000;
 
 /** 408, 409, 429, 5xx (which includes Anthropic's 529 overload). */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-export function isPermanentErrorCode(code: string | null | undefined): boolean {
+function isPermanentErrorCode(code: string | null | undefined): boolean {
   return code != null && PERMANENT_CODES.has(code);
 }
 
-export function isRetryableErrorCode(code: string | null | undefined): boolean {
+function isRetryableErrorCode(code: string | null | undefined): boolean {
   return code != null && RETRYABLE_CODES.has(code);
 }
 

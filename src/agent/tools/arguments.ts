@@ -70,7 +70,7 @@ export const NON_BLANK = '\\S';
 const TYPE_NAMES: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', array: 'an array', object: 'an object' };
 
 /** One sentence naming the argument and what it must be; unknown arguments are listed together. */
-export function describeArgumentErrors(schema: TObject, errors: TLocalizedValidationError[]): string {
+function describeArgumentErrors(schema: TObject, errors: TLocalizedValidationError[]): string {
   const unknown = errors.find((error) => error.keyword === 'additionalProperties');
   if (unknown) return `unknown argument(s): ${(unknown.params as { additionalProperties: string[] }).additionalProperties.join(', ')}`;
   const error = errors.find((candidate) => candidate.keyword !== 'boolean') ?? errors[0];

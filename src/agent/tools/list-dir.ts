@@ -11,7 +11,7 @@ import { timeLimit, type TimeLimit } from './time-limit.ts';
 import { displayPath, fileOperation, resolveToolPath } from './tool-paths.ts';
 import { success } from './types.ts';
 
-export const DEFAULT_LIST_DEPTH = 2;
+const DEFAULT_LIST_DEPTH = 2;
 const MAX_LIST_DEPTH = 5;
 export const MAX_LIST_ENTRIES = 500;
 /** Listed but not expanded: they are large and rarely what the model is looking for. */

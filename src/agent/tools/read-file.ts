@@ -10,7 +10,7 @@ import { MODEL_OUTPUT_LIMIT } from '../../exec/output.ts';
 import { fileOperation, resolveToolPath } from './tool-paths.ts';
 import { success, ToolError } from './types.ts';
 
-export const DEFAULT_READ_LINES = 2000;
+const DEFAULT_READ_LINES = 2000;
 const MAX_READ_LINES = 20_000;
 const MAX_LINE_LENGTH = 2000;
 const BINARY_SNIFF_BYTES = 8192;

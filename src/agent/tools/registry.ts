@@ -32,7 +32,7 @@ export interface ToolRegistryOptions {
   withoutExecutingTools?: boolean;
 }
 
-export interface ToolCallRequest {
+interface ToolCallRequest {
   name: string;
   /** JSON arguments for function tools, free text for custom tools */
   input: string;
@@ -47,7 +47,7 @@ export interface PreparedToolCall {
   paths: PathClassification[];
 }
 
-export type Preparation = { ok: true; call: PreparedToolCall } | { ok: false; outcome: ToolOutcome };
+type Preparation = { ok: true; call: PreparedToolCall } | { ok: false; outcome: ToolOutcome };
 
 export interface ToolRegistry {
   /** the tools as the model sees them */

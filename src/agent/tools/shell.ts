@@ -20,7 +20,7 @@ import type { RunOutcome } from '../../exec/executor.ts';
 import { resolveToolPath } from './tool-paths.ts';
 import { ToolError, type Tool } from './types.ts';
 
-export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
+const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 export const MAX_SHELL_TIMEOUT_MS = 600_000;
 /** The sandbox's memory limit, as the model is told when it killed something (docs/SANDBOX.md). */
 const SANDBOX_MEMORY_GIB = 2;

@@ -8,7 +8,7 @@ import type { ToolSpec } from '../providers/types.ts';
 import { argumentsParser, modelSchema, NON_BLANK } from './arguments.ts';
 
 export const SPAWN_AGENT = 'spawn_agent';
-export const MAX_AGENT_LABEL_CHARS = 64;
+const MAX_AGENT_LABEL_CHARS = 64;
 
 const SpawnAgentArguments = Type.Object(
   {

@@ -4,7 +4,7 @@
  */
 import { ToolError } from './types.ts';
 
-export const FILE_TOOL_TIME_LIMIT_MS = 30_000;
+const FILE_TOOL_TIME_LIMIT_MS = 30_000;
 
 export interface TimeLimit {
   /** aborted when the turn is cancelled or the deadline passes */
@@ -25,6 +25,6 @@ export function timeLimit(turnSignal: AbortSignal, what: string, limitMs: number
   };
 }
 
-export function timeLimitError(what: string, limitMs: number): ToolError {
+function timeLimitError(what: string, limitMs: number): ToolError {
   return new ToolError(`${what} did not finish within ${Math.round(limitMs / 1000)} s and was stopped; narrow it down`);
 }

@@ -25,7 +25,7 @@ export interface CommandContext {
 export const COMMANDS_HELP = '/sessions · /resume [ID or prefix] · /model [ID] · /plan · /effort LEVEL · /budget TOKENS · /undo · /steer WORDS · /compact · /clear · /quit';
 
 /** Every command, for Tab completion. */
-export const COMMAND_NAMES = ['/budget', '/clear', '/compact', '/effort', '/exit', '/help', '/model', '/plan', '/quit', '/resume', '/sessions', '/steer', '/undo'];
+const COMMAND_NAMES = ['/budget', '/clear', '/compact', '/effort', '/exit', '/help', '/model', '/plan', '/quit', '/resume', '/sessions', '/steer', '/undo'];
 
 /** Readline's completer: a line starting with `/` completes to the commands it begins. */
 export function completeCommand(line: string): [string[], string] {

@@ -110,7 +110,7 @@ export class TerminalScreen {
  * Cuts a line to `width` columns: a styled line (status, picker) keeps its start and loses its
  * styles when cut; the streaming line is cut by its writer (fitTail), keeping its end.
  */
-export function fit(line: string, width: number): string {
+function fit(line: string, width: number): string {
   if (stringWidth(line) <= width) return line;
   let head = '';
   for (const character of line.replace(/\u001b\[[0-9;]*m/g, '')) {

@@ -70,7 +70,7 @@ function parseJson(text: string): Record<string, unknown> | null {
   }
 }
 
-export function oneLine(text: string, collapse = true): string {
+function oneLine(text: string, collapse = true): string {
   const flat = collapse ? inert(text).replace(/\s+/g, ' ').trim() : inert(text.replace(/\t/g, '  ')).trimEnd();
   return flat.length > LINE_WIDTH ? `${flat.slice(0, LINE_WIDTH - 1)}…` : flat;
 }

@@ -16,7 +16,7 @@ export interface SearchMatch {
   text: string;
 }
 
-export interface SearchResult {
+interface SearchResult {
   matches: SearchMatch[];
   /** more matches exist than maxResults */
   limitReached: boolean;

@@ -16,7 +16,7 @@ import { clipMatchText, type SearchBackend, type SearchMatch, type SearchRequest
 import { compileGlob, type GlobFilter } from './glob.ts';
 
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
-export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+const MAX_FILE_BYTES = 4 * 1024 * 1024;
 const MAX_FILES_VISITED = 50_000;
 /** All the bytes one search may read, whatever the time limit says. */
 const MAX_BYTES_SEARCHED = 256 * 1024 * 1024;
@@ -64,7 +64,7 @@ export const javascriptSearch: SearchBackend = async (request) => {
 };
 
 /** RE2 syntax, as ripgrep's: `(?i)` and the other inline flags work; lookaround and backreferences do not. */
-export function compilePattern(pattern: string): RE2JS {
+function compilePattern(pattern: string): RE2JS {
   try {
     return RE2JS.compile(pattern);
   } catch (error) {

@@ -23,7 +23,7 @@ export function toolTitle(name: string, argumentsText: string | null): string {
   return typeof detail === 'string' && detail !== '' ? `${name}: ${detail.slice(0, 200)}` : name;
 }
 
-export function parseArguments(argumentsText: string | null): Record<string, unknown> | null {
+function parseArguments(argumentsText: string | null): Record<string, unknown> | null {
   if (argumentsText === null) return null;
   try {
     const parsed: unknown = JSON.parse(argumentsText);

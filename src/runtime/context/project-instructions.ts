@@ -3,9 +3,9 @@ import { ExecutorError, type ToolExecutor } from '../../exec/executor.ts';
 import type { WorkspaceView } from '../../exec/boundary-tools.ts';
 
 /** What all of a turn's AGENTS.md files may bring to the model together (CONTRACT.md §19). */
-export const PROJECT_INSTRUCTIONS_MAX_BYTES = 32 * 1024;
-export const PROJECT_INSTRUCTIONS_FILE = 'AGENTS.md';
-export const TRUNCATION_NOTE = '[AGENTS.md truncated: the project instructions are limited to 32 KiB]';
+const PROJECT_INSTRUCTIONS_MAX_BYTES = 32 * 1024;
+const PROJECT_INSTRUCTIONS_FILE = 'AGENTS.md';
+const TRUNCATION_NOTE = '[AGENTS.md truncated: the project instructions are limited to 32 KiB]';
 
 /**
  * The project's instructions for one turn: `AGENTS.md` of every directory from the workspace root
@@ -37,7 +37,7 @@ export function withProjectInstructions(own: string, project: string | null): st
 }
 
 /** The root that holds the cwd (the deepest, should roots nest), then each directory down to the cwd. */
-export function directoriesFromRoot(view: WorkspaceView): string[] {
+function directoriesFromRoot(view: WorkspaceView): string[] {
   const inside = (root: string) => view.cwd === root || view.cwd.startsWith(root.endsWith('/') ? root : `${root}/`);
   const root = [...view.roots].filter(inside).sort((a, b) => b.length - a.length)[0];
   if (root === undefined) return [view.cwd];

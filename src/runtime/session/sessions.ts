@@ -216,7 +216,7 @@ function budgetOf(input: CreateSessionBody['budget']): SessionBudget {
   return { tokens: input?.tokens ?? null, costUsd: input?.costUsd ?? null };
 }
 
-export function resolveEffort(model: CatalogModel, requested: Effort | undefined): Effort {
+function resolveEffort(model: CatalogModel, requested: Effort | undefined): Effort {
   if (requested === undefined) return model.defaultEffort;
   if (!model.efforts.includes(requested)) {
     throw new ApiError('invalid_effort', `model "${model.id}" supports effort ${model.efforts.join(', ')}`);

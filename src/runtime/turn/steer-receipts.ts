@@ -5,7 +5,7 @@ export interface SteerReceipt {
 }
 
 /** Beyond this many, the oldest steer receipts are forgotten. */
-export const MAX_STEER_RECEIPTS = 10_000;
+const MAX_STEER_RECEIPTS = 10_000;
 
 /**
  * The steers a boundary accepted, by session and clientRequestId, newest last. They live as long

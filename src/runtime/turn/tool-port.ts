@@ -26,7 +26,7 @@ export interface TurnToolPort {
 }
 
 /** How the port tells the turn's owner that the turn waits for a human, and that it goes on. */
-export interface WaitingReporter {
+interface WaitingReporter {
   waiting(): Promise<void>;
   resumed(): Promise<void>;
 }

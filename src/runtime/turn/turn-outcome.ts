@@ -57,7 +57,7 @@ export interface TurnEnding {
 }
 
 /** What a turn adds to its session's `spent` and leaves as its `context` (CONTRACT.md §19). */
-export interface TurnSpending {
+interface TurnSpending {
   /** dollars of every agent's requests; null when the model has no prices or nothing was reported */
   costUsd: number | null;
   /** input plus output tokens of the main agent's last request; null when it reported none */

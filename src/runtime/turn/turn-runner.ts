@@ -87,7 +87,7 @@ export interface ResumePlan {
 }
 
 /** What the model is told of a call that may have run on an instance that then died (CONTRACT.md §18). */
-export const INTERRUPTED_TOOL_OUTPUT =
+const INTERRUPTED_TOOL_OUTPUT =
   'interrupted: the agentd instance running this call stopped before its result was recorded. The call was not run again; its outcome is unknown (it may or may not have taken effect). Check before repeating it.';
 
 interface SchedulerSlot {
@@ -623,7 +623,7 @@ function interruptedCall(_call: ToolCall): Promise<ToolCallResult> {
   return Promise.resolve({ output: INTERRUPTED_TOOL_OUTPUT, truncated: false });
 }
 
-export function deriveTitle(input: string): string | null {
+function deriveTitle(input: string): string | null {
   const firstLine = input.trim().split('\n')[0]?.trim() ?? '';
   if (!firstLine) return null;
   return firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;

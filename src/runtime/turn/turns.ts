@@ -272,7 +272,7 @@ function withOutputSchema(digest: string, schema: unknown): string {
 }
 
 /** How CreateTurn admitted the input: a turn of its own, or steered into the active one. */
-export type Delivery = 'queued' | 'steered';
+type Delivery = 'queued' | 'steered';
 
 export interface TurnAdmission {
   /** the turn the input is part of, as it is now */

@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 
 /** The events announced by webhook; any other type is never written to the outbox. */
-export const WEBHOOK_EVENT_TYPES = ['turn.completed', 'turn.failed', 'turn.cancelled', 'request.created'] as const;
+const WEBHOOK_EVENT_TYPES = ['turn.completed', 'turn.failed', 'turn.cancelled', 'request.created'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export interface WebhookEvent {

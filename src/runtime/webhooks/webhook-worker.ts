@@ -17,7 +17,7 @@ const CLAIM_MS = DELIVERY_TIMEOUT_MS * 3;
 const POLL_MS = 5_000;
 const RECHECK_MS = 100;
 /** A worker with nothing due sooner than this is quiet (onQuiet). */
-export const QUIET_MS = 30_000;
+const QUIET_MS = 30_000;
 
 export interface WebhookWorkerDeps {
   db: Db;

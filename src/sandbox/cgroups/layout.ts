@@ -8,10 +8,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The controllers that carry a guarantee; cpuacct only measures, so it is optional. */
-export const REQUIRED_V1_CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
-export const REQUIRED_V2_CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
+const REQUIRED_V1_CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
+const REQUIRED_V2_CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
 
-export type V1Controller = (typeof REQUIRED_V1_CONTROLLERS)[number] | 'cpuacct';
+type V1Controller = (typeof REQUIRED_V1_CONTROLLERS)[number] | 'cpuacct';
 
 export type CgroupLayout =
   | { version: 2; parent: string }

@@ -10,7 +10,7 @@ import { GUEST_HOME } from '../guest-mounts.ts';
 
 export const GUEST_UID = 1000;
 export const GUEST_GID = 1000;
-export const GUEST_USER = 'agent';
+const GUEST_USER = 'agent';
 
 /** The guest's whole environment: nothing is inherited from the runner or the server. */
 export const GUEST_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze({

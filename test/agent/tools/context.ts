@@ -19,7 +19,7 @@ export function makeWorkspace(): Workspace {
   return { root, cwd, cleanup: () => rmSync(top, { recursive: true, force: true }) };
 }
 
-export interface RecordedRequest {
+interface RecordedRequest {
   kind: HumanRequestKind;
   prompt: string;
   options: string[];

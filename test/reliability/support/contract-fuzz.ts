@@ -74,7 +74,7 @@ export function valueOf(schema: any, document: any, depth = 0): fc.Arbitrary<unk
 }
 
 /** The ids a path parameter may name: live ones, well-formed strangers and garbage. */
-export function pathIdOf(liveIds: () => string[]): fc.Arbitrary<string> {
+function pathIdOf(liveIds: () => string[]): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 4, arbitrary: fc.nat().map((n) => pick(liveIds(), n) ?? '00000000-0000-0000-0000-000000000000') },
     { weight: 1, arbitrary: fc.nat().map((n) => (pick(liveIds(), n) ?? 'x').toUpperCase()) },
@@ -101,7 +101,7 @@ function queryOf(operation: FuzzOperation, document: any, liveIds: () => string[
   });
 }
 
-export interface Body {
+interface Body {
   bytes: Buffer | undefined;
   /** Content-Length written on the wire: true, shorter, longer (then the socket is half-closed) or absent */
   length: 'true' | 'short' | 'long' | 'absent';

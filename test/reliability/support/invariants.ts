@@ -16,7 +16,7 @@ export interface AcceptedTurn {
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-export async function allSessions(request: Requester): Promise<any[]> {
+async function allSessions(request: Requester): Promise<any[]> {
   const sessions: any[] = [];
   let cursor: string | null = null;
   do {
@@ -28,7 +28,7 @@ export async function allSessions(request: Requester): Promise<any[]> {
   return sessions;
 }
 
-export async function historyOf(request: Requester, sessionId: string): Promise<{ total: number; entries: any[] }> {
+async function historyOf(request: Requester, sessionId: string): Promise<{ total: number; entries: any[] }> {
   const entries: any[] = [];
   let cursor: number | null = null;
   let total = 0;

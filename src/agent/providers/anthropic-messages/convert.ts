@@ -12,7 +12,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CanonicalItem } from '../types.ts';
 
-export const ANTHROPIC_ORIGIN = 'anthropic';
+const ANTHROPIC_ORIGIN = 'anthropic';
 
 type MessageParam = Anthropic.MessageParam;
 type BlockParam = Anthropic.ContentBlockParam;
@@ -27,12 +27,12 @@ export function isAnthropicOnlyItem(item: CanonicalItem): boolean {
 }
 
 /** Anthropic accepts tool ids matching ^[a-zA-Z0-9_-]+$; other dialects' ids may hold more. */
-export function anthropicToolId(callId: unknown): string {
+function anthropicToolId(callId: unknown): string {
   return String(callId ?? '').replace(/[^a-zA-Z0-9_-]/g, '_') || 'call_unknown';
 }
 
 /** A JSON arguments string as Anthropic tool input (always an object; unparseable → {}). */
-export function toolInputFromArguments(argumentsJson: unknown): Json {
+function toolInputFromArguments(argumentsJson: unknown): Json {
   if (typeof argumentsJson !== 'string' || argumentsJson.trim() === '') return {};
   try {
     const parsed: unknown = JSON.parse(argumentsJson);

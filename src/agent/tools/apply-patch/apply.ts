@@ -133,7 +133,7 @@ const LINE_COMPARISONS = [
  * The first index at or after `start` where `pattern` matches: exactly, then ignoring trailing
  * whitespace, then ignoring surrounding whitespace. With `atEnd`, a match ending at the last line wins.
  */
-export function seekSequence(lines: string[], pattern: string[], start: number, atEnd: boolean): number {
+function seekSequence(lines: string[], pattern: string[], start: number, atEnd: boolean): number {
   for (const same of LINE_COMPARISONS) {
     const matchesAt = (index: number) => pattern.every((line, offset) => same(lines[index + offset], line));
     if (atEnd) {

@@ -15,7 +15,7 @@ import { chooseSearchBackend, type SearchToolOptions } from '../../../exec/searc
 export { chooseSearchBackend, type SearchToolOptions };
 
 export const MAX_SEARCH_RESULTS = 200;
-export const SEARCH_TIME_LIMIT_MS = 30_000;
+const SEARCH_TIME_LIMIT_MS = 30_000;
 
 export interface SearchArgs {
   pattern: string;

@@ -62,7 +62,7 @@ function globalFlags(state: string, environment: NodeJS.ProcessEnv): string[] {
 }
 
 /** Removes the runsc directories of runners that no longer run (a runner killed outright leaves its own). */
-export function removeRunscDirectoriesOfDeadRunners(): void {
+function removeRunscDirectoriesOfDeadRunners(): void {
   for (const name of readdirSync(tmpdir())) {
     const pid = name.startsWith(RUNSC_DIRECTORY_PREFIX) ? name.slice(RUNSC_DIRECTORY_PREFIX.length) : '';
     if (/^\d+$/.test(pid) && !existsProcess(Number(pid))) rmSync(join(tmpdir(), name), { recursive: true, force: true });

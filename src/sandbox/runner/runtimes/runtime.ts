@@ -15,7 +15,7 @@ import { Unavailable } from '../unavailable.ts';
 export type { SandboxRuntimeName };
 
 /** One command, as the runtime starts it: the argv the runner execs inside the command's cgroup. */
-export interface CommandLaunch {
+interface CommandLaunch {
   argv: string[];
   /** called once the command has ended and its cgroup is empty (a runtime's per-command files) */
   release(): void;
