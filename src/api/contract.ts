@@ -7,7 +7,7 @@ export interface Contract {
   namedSchemas: Record<string, unknown>;
 }
 
-const CONTRACT_FILE = 'contract.json';
+export const CONTRACT_FILE = 'contract.json';
 
 /**
  * The built server reads the contract as plain JSON that the build wrote next to this module
