@@ -18,9 +18,15 @@ export interface FuzzOperation {
   bodySchema: any | null;
 }
 
+/** /acp and /mcp speak JSON-RPC (CONTRACT.md §22): their errors are JSON-RPC's, not the envelope; test/protocols owns them. */
+export function isProtocolPath(path: string): boolean {
+  return path === '/acp' || path === '/mcp';
+}
+
 export function operationsOf(document: any): FuzzOperation[] {
   const operations: FuzzOperation[] = [];
   for (const [path, item] of Object.entries<any>(document.paths)) {
+    if (isProtocolPath(path)) continue;
     for (const [method, operation] of Object.entries<any>(item)) {
       const parameters: any[] = operation.parameters ?? [];
       const body = operation.requestBody?.content?.['application/json']?.schema ?? null;
