@@ -43,6 +43,12 @@ function npmEnvironment(): Record<string, string> {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...Object.fromEntries(kept.filter((entry): entry is [string, string] => entry[1] !== undefined)) };
 }
 
+/**
+ * A registry request that hangs waits out npm's own fetch timeout (five minutes) before its retry,
+ * past this test's 180 s: two CI-like runs stalled so. A short timeout with retries recovers.
+ */
+const NPM_INSTALL = ['install', '--prefer-offline', '--fetch-timeout=20000', '--fetch-retries=5', '--no-audit', '--no-fund'];
+
 function run(command: string, args: string[], cwd: string) {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: npmEnvironment(), timeout: 180_000 });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
@@ -91,7 +97,7 @@ describe('agentd/client installed into another project from the npm pack tarball
   });
 
   it('installs agentd and its declared runtime packages, none of its devDependencies', () => {
-    const installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], client);
+    const installed = run('npm', [...NPM_INSTALL, tarball], client);
     assert.equal(installed.status, 0, installed.output);
     const manifest = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8'));
     for (const name of Object.keys(manifest.dependencies)) assert.ok(existsSync(join(client, 'node_modules', name)), `the declared ${name} is installed`);
@@ -121,7 +127,7 @@ describe('agentd/client installed into another project from the npm pack tarball
     // from the cache `npm ci` filled where it can: a registry request that stalled once held this
     // install past its 180 s in a CI-like run. The registry is still asked what the cache lacks:
     // the metadata of the provider SDKs' optional peers (json-schema-to-ts), never installed.
-    const installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], server);
+    const installed = run('npm', [...NPM_INSTALL, tarball], server);
     assert.equal(installed.status, 0, installed.output);
     assert.ok(existsSync(join(server, 'node_modules', 'better-sqlite3')), 'with a cache the optional driver is installed');
     assert.ok(!existsSync(join(server, 'node_modules', 'typescript')) && !existsSync(join(server, 'node_modules', 'esbuild')), 'the server is bundled: no devDependency is installed');
