@@ -71,7 +71,10 @@ for (const runtime of RUNTIMES) describe(`the sandbox limits (${runtime})`, () =
     assert.ok(peak <= (runtime === 'gvisor' ? GVISOR_HOST_TASKS : 512), `peak ${peak}`);
     assert.ok(peak > 100, `the bomb did fork (${peak})`);
     assert.ok(Math.max(...hostTicks) < 1000, `host timer late by ${Math.max(...hostTicks)} ms`);
-    assert.equal(result.outcome?.timedOut, true);
+    // bubblewrap: the bomb holds its 512 until the timeout; under gVisor its kernel refuses the
+    // 513th fork, and bash, unable to fork even `sleep`, may give up (exit 2) before the timeout
+    if (runtime === 'gvisor') assert.ok(result.outcome?.timedOut || result.outcome?.exitCode !== 0, JSON.stringify(result.outcome));
+    else assert.equal(result.outcome?.timedOut, true, JSON.stringify(result.outcome));
     const { output } = await shell(client, 'echo after the bomb');
     assert.equal(output, 'after the bomb\n');
   });
