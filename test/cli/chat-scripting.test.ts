@@ -6,30 +6,15 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeProviderModels, startTestServer, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { chatCommand } from './chat-support.ts';
-
-interface PipedRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { runPipedChat } from './chat-support.ts';
 
 /** The chat with piped stdin and stdout, `lines` as its whole input; resolves at exit. */
-function runPiped(args: string[], cwd: string, lines: string[]): Promise<PipedRun> {
-  const [command, ...rest] = chatCommand(args);
-  const child = spawn(command, rest, { cwd, env: { PATH: process.env.PATH, HOME: cwd }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  child.stdin.end(lines.map((line) => `${line}\n`).join(''));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  return new Promise((resolve) => child.on('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+function runPiped(args: string[], cwd: string, lines: string[]) {
+  return runPipedChat(args, cwd, lines.map((line) => `${line}\n`).join(''));
 }
 
 /** A model reply that runs `command` with the shell tool (which asks for approval), then `answer`. */
