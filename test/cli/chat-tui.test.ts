@@ -59,6 +59,28 @@ describe('agentd chat, keys and commands (tmux)', () => {
     assert.ok(lastPrompt().includes('part one\\npart two'), lastPrompt());
   });
 
+  it('Shift+Enter, sent as a key of its own once the chat turns on modifyOtherKeys, continues the prompt; so does xterm\'s form of it', async () => {
+    const chat = tmuxChat(`agentd-chat-tui-shift-enter-${process.pid}`, { joinWrappedLines: true, extendedKeys: true });
+    chats.push(chat);
+    await chat.start(server.url, server.workspace);
+    const before = fake.requests.length;
+    fake.enqueue({ kind: 'reply', text: 'Three parts read.' });
+    chat.send('-l', 'part one');
+    chat.send('S-Enter');
+    await chat.waitForScreen(/^… /m);
+    chat.send('-l', 'part two');
+    // xterm sends CSI 27;2;13~ (readline alone would leave `13~` in the line)
+    chat.send('-l', '\u001b[27;2;13~');
+    await chat.waitForScreen(/^… part two\n… *$/m);
+    chat.send('-l', 'part three');
+    chat.send('Enter');
+    await chat.waitForScreen(/Three parts read\./);
+    assert.equal(fake.requests.length, before + 1, 'one turn');
+    assert.ok(lastPrompt().includes('part one\\npart two\\npart three'), lastPrompt());
+    chat.send('C-c');
+    await chat.waitForScreen(/CHAT-EXITED-0/);
+  });
+
   it('a bracketed paste is one prompt, shown as [pasted N lines] until Enter sends it whole', async () => {
     const chat = newChat('paste');
     await chat.start(server.url, server.workspace);

@@ -30,17 +30,21 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
 /**
  * `joinWrappedLines` reads a long line wrapped by the terminal as one line (and keeps trailing
- * spaces); `program` runs another agentd's chat (e.g. `['/path/node_modules/.bin/agentd', 'chat']`)
+ * spaces); `extendedKeys` runs it in a tmux server with `extended-keys on` (S-Enter is sent as a
+ * key of its own to a program that asks for modifyOtherKeys); `program` runs another agentd's chat (e.g. `['/path/node_modules/.bin/agentd', 'chat']`)
  * instead of this checkout's source.
  */
-export function tmuxChat(session: string, options: { joinWrappedLines?: boolean; program?: string[] } = {}): TmuxChat {
-  const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
+export function tmuxChat(session: string, options: { joinWrappedLines?: boolean; program?: string[]; extendedKeys?: boolean } = {}): TmuxChat {
+  // extended keys (Shift+Enter as a key of its own) is a server option: a tmux server of the chat's own
+  const server = options.extendedKeys ? ['-L', session] : [];
+  const tmux = (...args: string[]) => execFileSync('tmux', [...server, ...args], { encoding: 'utf8' });
   const screen = (capture: { escapes?: boolean } = {}) => tmux('capture-pane', '-p', ...(capture.escapes ? ['-e'] : []), ...(options.joinWrappedLines ? ['-J'] : []), '-t', session, '-S', '-200');
   const launch = (args: string[], cwd: string, start: StartOptions & { before?: string; after?: string }) => {
     const command = (options.program ? [...options.program, ...args] : chatCommand(args)).map(quote).join(' ');
     const env = Object.entries(start.env ?? {}).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
     const line = `${start.before ?? ''} env -u SERVICE_TOKEN ${env} ${command} ${start.after ?? ''}; echo CHAT-EXITED-$?; sleep 60`;
     tmux('new-session', '-d', '-s', session, '-x', '150', '-y', '50', '-c', cwd, line);
+    if (options.extendedKeys) tmux('set-option', '-s', 'extended-keys', 'on');
   };
   const waitForScreen = async (test: RegExp, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -66,7 +70,8 @@ export function tmuxChat(session: string, options: { joinWrappedLines?: boolean;
     waitForScreen,
     kill() {
       try {
-        tmux('kill-session', '-t', session);
+        if (options.extendedKeys) tmux('kill-server');
+        else tmux('kill-session', '-t', session);
       } catch {
         // already gone
       }

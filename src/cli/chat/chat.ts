@@ -6,6 +6,7 @@ import { SessionPicker, type PickerKey } from './session-picker.ts';
 import { showRecentTurns } from './sessions.ts';
 import { showEvent } from './event-view.ts';
 import { PromptLines } from './prompt-lines.ts';
+import { enableTerminalModes, extendedKeys } from './terminal-keys.ts';
 import { completeMention, mentionedFiles } from './mentions.ts';
 import { clearTypedLine, RequestDesk } from './request-desk.ts';
 import { describeError } from './errors.ts';
@@ -39,7 +40,7 @@ export class Chat {
   private readonly lines: Interface;
   private readonly queue: QueuedLine[] = [];
   private readonly promptLines = new PromptLines();
-  private pasteOff: () => void = () => undefined;
+  private modesOff: () => void = () => undefined;
   private session: Session | null;
   private active: ActiveTurn | null = null;
   private readonly desk: RequestDesk;
@@ -74,16 +75,13 @@ export class Chat {
     this.events = terminal.events ?? null;
     const interactive = Boolean(terminal.input.isTTY && terminal.output.isTTY);
     this.screen = new TerminalScreen(terminal.output);
-    this.lines = createInterface({ input: terminal.input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ', ...(interactive ? { completer: (line: string) => completeMention(line, setup.cwd) ?? completeCommand(line) } : {}) });
+    const input = interactive ? extendedKeys(terminal.input) : terminal.input;
+    this.lines = createInterface({ input, output: this.screen.readlineOutput, terminal: interactive, prompt: '› ', ...(interactive ? { completer: (line: string) => completeMention(line, setup.cwd) ?? completeCommand(line) } : {}) });
     this.screen.attach(this.lines);
     this.output = new ChatOutput(this.screen, setup.rich);
     this.status = new StatusLine((text) => this.output.setStatus(setup.rich ? text : null));
     this.desk = new RequestDesk({
-      client,
-      output: this.output,
-      status: this.status,
-      screen: this.screen,
-      lines: this.lines,
+      client, output: this.output, status: this.status, screen: this.screen, lines: this.lines,
       autoAnswer: setup.autoAnswer ?? null,
       takeQueuedLine: () => (this.lines.terminal ? undefined : this.queue.shift()?.text),
       turnRunning: () => this.active !== null,
@@ -96,10 +94,9 @@ export class Chat {
       void this.pump();
     });
     if (interactive) {
-      terminal.output.write(PromptLines.ENABLE_PASTE);
-      this.pasteOff = () => terminal.output.write(PromptLines.DISABLE_PASTE);
+      this.modesOff = enableTerminalModes(terminal.output);
+      input.on('keypress', (text: string | undefined, key: PickerKey | undefined) => this.keypress(text, key ?? {}));
     }
-    if (interactive) terminal.input.on('keypress', (text: string | undefined, key: PickerKey | undefined) => this.keypress(text, key ?? {}));
   }
 
   async start(): Promise<void> {
@@ -363,7 +360,7 @@ export class Chat {
   private keypress(text: string | undefined, key: PickerKey): void {
     if (this.finished) return;
     if (this.promptLines.pasteKey(key.name, this.lines)) return;
-    if (!this.active && !this.busy && !this.desk.pending && this.promptLines.newlineKey(key, this.lines)) return this.continuePrompt();
+    if (!this.active && !this.busy && !this.desk.pending && this.promptLines.newlineKey(key, this.lines)) return;
     if (this.picker) {
       const outcome = this.picker.picker.key(text, key);
       if (outcome === 'cancel') return this.closePicker(null);
@@ -443,7 +440,7 @@ export class Chat {
     this.subscription = null;
     this.status.stop();
     this.screen.release();
-    this.pasteOff();
+    this.modesOff();
     this.lines.close();
     this.ended(code);
   }

@@ -1,5 +1,6 @@
 import type { Interface } from 'node:readline';
 import { clearTypedLine } from './request-desk.ts';
+import { isNewlineKey } from './terminal-keys.ts';
 
 /**
  * Prompts of more than one line, out of what readline gives line by line: a line ending in `\`
@@ -10,11 +11,9 @@ import { clearTypedLine } from './request-desk.ts';
 export class PromptLines {
   private continued: string[] = [];
   private pasting: string[] | null = null;
+  /** the line being entered was ended by Shift+Enter: more follows */
+  private keyNewline = false;
   private readonly pastes = new Map<string, string>();
-
-  /** Escape sequences that turn bracketed paste on and off (a terminal that lacks it ignores them). */
-  static readonly ENABLE_PASTE = '\u001b[?2004h';
-  static readonly DISABLE_PASTE = '\u001b[?2004l';
 
   /** A line readline entered: the prompt, complete, or null while more is to come. */
   line(line: string): string | null {
@@ -22,8 +21,9 @@ export class PromptLines {
       this.pasting.push(line);
       return null;
     }
-    if (line.endsWith('\\')) {
-      this.continued.push(line.slice(0, -1));
+    if (this.keyNewline || line.endsWith('\\')) {
+      this.continued.push(this.keyNewline ? line : line.slice(0, -1));
+      this.keyNewline = false;
       return null;
     }
     const whole = [...this.continued, line].join('\n');
@@ -36,14 +36,12 @@ export class PromptLines {
     return this.continued.length > 0;
   }
 
-  /**
-   * Alt+Enter (ESC CR, what a terminal set up as Claude Code's /terminal-setup does sends for
-   * Shift+Enter): the line so far is continued, as a trailing `\` would; true when it was that key.
-   */
-  newlineKey(key: { name?: string; meta?: boolean; shift?: boolean }, lines: Interface): boolean {
-    if (key.name !== 'return' || !(key.meta || key.shift)) return false;
-    this.continued.push(lines.line ?? '');
-    clearTypedLine(lines);
+  /** Shift+Enter or Alt+Enter: the line so far is continued, as a trailing `\` would; true when it was that key. */
+  newlineKey(key: { name?: string; meta?: boolean; shift?: boolean; sequence?: string }, lines: Interface): boolean {
+    if (!isNewlineKey(key)) return false;
+    // entered as Enter enters it, so that the line stays on the screen above the next one
+    this.keyNewline = true;
+    lines.write(null, { name: 'return' });
     return true;
   }
 
