@@ -5,6 +5,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeProviderModels, type TestServer } from '../support/server.ts';
@@ -136,6 +137,27 @@ describe('agentd chat, keys and commands (tmux)', () => {
     await chat.waitForScreen(/attached notes\/todo\.md \(27 bytes\)[\s\S]*Milk first\./);
     // the server keeps the attachment and tells the model where it is
     assert.match(lastPrompt(), /what is in @notes\/todo\.md\\n\[attached file todo\.md \(text\/markdown, 27 bytes\) at /);
+  });
+
+  it('@query + Tab picks files fuzzily, best first (git\'s list, the ignored left out); Tab again moves to the next', async () => {
+    const project = join(server.workspace, 'picker');
+    for (const file of ['src/cli/chat/chat.ts', 'src/cli/chat/chat-setup.ts', 'src/cli/main.ts', 'docs/CHAT.md', 'ignored/chat-cache.ts']) {
+      mkdirSync(join(project, file, '..'), { recursive: true });
+      writeFileSync(join(project, file), `// ${file}\n`);
+    }
+    writeFileSync(join(project, '.gitignore'), 'ignored/\n');
+    execFileSync('git', ['init', '-q'], { cwd: project });
+    const chat = newChat('fuzzy');
+    await chat.start(server.url, project);
+    chat.send('-l', 'read @srcchat');
+    chat.send('Tab');
+    await chat.waitForScreen(/@srcchat: 2 matches, Tab for the next\n\s+1\. src\/cli\/chat\/chat\.ts\n\s+2\. src\/cli\/chat\/chat-setup\.ts\n[\s\S]*› read @src\/cli\/chat\/chat\.ts$/m);
+    assert.doesNotMatch(chat.screen(), /chat-cache/, 'git ignores it: so does the picker');
+    chat.send('Tab');
+    await chat.waitForScreen(/› read @src\/cli\/chat\/chat-setup\.ts$/m);
+    fake.enqueue({ kind: 'reply', text: 'Setup read.' });
+    chat.send('Enter');
+    await chat.waitForScreen(/attached src\/cli\/chat\/chat-setup\.ts \(\d+ bytes\)[\s\S]*Setup read\./);
   });
 
   it('/undo reverts the last turn through the server and names the files', async () => {
