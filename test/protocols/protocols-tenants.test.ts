@@ -4,6 +4,7 @@ import { client, PROTOCOL_VERSION, type RequestError } from '@agentclientprotoco
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FakeProvider } from '../support/fake-provider.ts';
 import type { TenantClient, TenantServer } from '../tenancy/support/tenant-server.ts';
 import { useTenantsOnFakeProvider } from '../tenancy/support/tenants-on-fake-provider.ts';
@@ -60,6 +61,30 @@ describe('/acp and /mcp with two tenants: each reaches only its own sessions (at
     } finally {
       aliceAcp.close();
       bobAcp.close();
+      await bobMcp.close();
+    }
+  });
+
+  it("refuses bob alice's MCP task: he cannot see, list, fetch or cancel it, and it runs on", async () => {
+    const connect = async (token: string) => {
+      const mcp = new Client({ name: 'task-agent', version: '1.0.0' });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(`${hosted.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      return mcp;
+    };
+    const aliceMcp = await connect(alice.token);
+    const bobMcp = await connect(bob.token);
+    try {
+      fake.enqueue({ kind: 'reply', toolCalls: [{ name: 'shell', arguments: JSON.stringify({ command: ['touch', 'alice-task.txt'] }), callId: 'call_alice_task' }] }, { kind: 'reply', text: 'alice task done' });
+      const { task } = await aliceMcp.request({ method: 'tools/call', params: { name: 'start_turn', arguments: { prompt: 'alice task', cwd: alice.workspaceRoot }, task: {} } }, CreateTaskResultSchema);
+      await assert.rejects(bobMcp.experimental.tasks.getTask(task.taskId), /not found/i);
+      await assert.rejects(bobMcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema), /not found/i);
+      await assert.rejects(bobMcp.experimental.tasks.cancelTask(task.taskId), /not found/i);
+      assert.deepEqual((await bobMcp.experimental.tasks.listTasks()).tasks, []);
+      assert.ok((await aliceMcp.experimental.tasks.listTasks()).tasks.some((one) => one.taskId === task.taskId));
+      const turn = (await alice.request('GET', `/v1/turns/${task.taskId}`)).json;
+      assert.notEqual(turn.status, 'cancelled', "bob's cancel reached nothing");
+    } finally {
+      await aliceMcp.close();
       await bobMcp.close();
     }
   });

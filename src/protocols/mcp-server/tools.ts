@@ -1,9 +1,13 @@
+import { InMemoryTaskMessageQueue, type CreateTaskRequestHandlerExtra, type TaskRequestHandlerExtra } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, CreateTaskResult, Task } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { AgentdError, type AgentdClient, type HumanRequest, type Session } from '../../client/index.ts';
+import type { AgentdClient, HumanRequest, Session, Turn } from '../../client/index.ts';
 import { SessionStreams } from './session-streams.ts';
-import { followTurn, outcomeOf, type AskHuman, type TurnOutcome } from './turn-follower.ts';
+import { toolError, toolResult } from './tool-results.ts';
+import { followTurn, outcomeOf, type AskHuman } from './turn-follower.ts';
+import { TurnTasks } from './turn-tasks.ts';
 
 const TurnOutcomeShape = {
   sessionId: z.string(),
@@ -22,12 +26,38 @@ const TurnOutcomeShape = {
  * (`isError`) that say what was wrong.
  */
 export function agentdMcpServer(client: AgentdClient, version: string): McpServer {
-  const server = new McpServer({ name: 'agentd', version }, { capabilities: { tools: {} } });
+  const tasks = new TurnTasks(client);
+  const server = new McpServer({ name: 'agentd', version }, { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: tasks, taskMessageQueue: new InMemoryTaskMessageQueue() });
   const streams = new SessionStreams(client);
   server.server.onclose = () => streams.close();
   const ask: AskHuman = async (request) => {
     if (!server.server.getClientCapabilities()?.elicitation) return null;
     return elicit(server, request);
+  };
+  /**
+   * A call that runs a turn (start_turn, answer_request), task-capable: task-augmented, it answers
+   * the task (the turn) at once, and an elicitation-capable client gets the turn's questions through
+   * tasks/result; plain, it follows the turn as before and settles the task the SDK waits on.
+   */
+  const turnCall = async (extra: CreateTaskRequestHandlerExtra, begin: () => Promise<{ sessionId: string; start: () => Promise<Turn | string> }>): Promise<CreateTaskResult> => {
+    let task = null as Task | null;
+    try {
+      const { sessionId, start } = await begin();
+      const outcome = await followTurn(client, streams, sessionId, async () => {
+        const started = await start();
+        const turnId = typeof started === 'string' ? started : started.id;
+        task = await extra.taskStore.createTask({ context: { turnId } });
+        if (task.taskId !== turnId) return started;
+        if (server.server.getClientCapabilities()?.elicitation) {
+          const askRelated: AskHuman = (request) => elicit(server, request, { relatedTask: { taskId: turnId } });
+          void followTurn(client, streams, sessionId, async () => turnId, askRelated).catch(() => undefined);
+        }
+        return null;
+      }, ask, progressOf(extra));
+      return { task: outcome ? tasks.settle(task!.taskId, await toolResult(async () => outcome)) : task! };
+    } catch (error) {
+      return { task: tasks.settle((task ?? (await extra.taskStore.createTask({}))).taskId, toolError(error)) };
+    }
   };
   const progressOf = (extra: { _meta?: { progressToken?: string | number }; sendNotification: (notification: never) => Promise<void> }) => {
     const token = extra._meta?.progressToken;
@@ -37,7 +67,7 @@ export function agentdMcpServer(client: AgentdClient, version: string): McpServe
     };
   };
 
-  server.registerTool(
+  server.experimental.tasks.registerToolTask(
     'start_turn',
     {
       title: 'Start a turn',
@@ -49,26 +79,30 @@ export function agentdMcpServer(client: AgentdClient, version: string): McpServe
         model: z.string().optional().describe("a new session's model (a catalog id)"),
       },
       outputSchema: TurnOutcomeShape,
+      execution: { taskSupport: 'optional' },
     },
-    (args, extra) =>
-      toolResult(async () => {
+    taskHandler((args, extra) =>
+      turnCall(extra, async () => {
         const sessionId = args.sessionId ?? (await client.createSession({ body: { ...(args.cwd ? { cwd: args.cwd } : {}), ...(args.model ? { model: args.model } : {}) } })).id;
-        return followTurn(client, streams, sessionId, () => client.submitTurn(sessionId, args.prompt), ask, progressOf(extra));
+        return { sessionId, start: () => client.submitTurn(sessionId, args.prompt) };
       }),
+    ),
   );
-  server.registerTool(
+  server.experimental.tasks.registerToolTask(
     'answer_request',
     {
       title: 'Answer a request',
       description: "Answers the human request a turn waits on with one of its options (text: the words of custom, request_changes or deny's reason), then returns where the turn stands as start_turn does.",
       inputSchema: { requestId: z.string(), option: z.string().min(1), text: z.string().optional() },
       outputSchema: TurnOutcomeShape,
+      execution: { taskSupport: 'optional' },
     },
-    (args, extra) =>
-      toolResult(async () => {
+    taskHandler((args, extra) =>
+      turnCall(extra, async () => {
         const resolved = await client.resolveRequest({ path: { id: args.requestId }, body: { decision: args.option, ...(args.text !== undefined ? { value: args.text } : {}) } });
-        return followTurn(client, streams, resolved.sessionId, async () => resolved.turnId, ask, progressOf(extra));
+        return { sessionId: resolved.sessionId, start: async () => resolved.turnId };
       }),
+    ),
   );
   server.registerTool(
     'get_turn',
@@ -103,7 +137,7 @@ export function agentdMcpServer(client: AgentdClient, version: string): McpServe
 }
 
 /** The human request as an elicitation form: pick one of its options, and words where they are wanted. */
-async function elicit(server: McpServer, request: HumanRequest): Promise<{ decision: string; value?: string } | null> {
+async function elicit(server: McpServer, request: HumanRequest, options?: RequestOptions): Promise<{ decision: string; value?: string } | null> {
   const result = await server.server.elicitInput({
     message: request.prompt,
     requestedSchema: {
@@ -114,18 +148,17 @@ async function elicit(server: McpServer, request: HumanRequest): Promise<{ decis
       },
       required: ['option'],
     },
-  });
+  }, options);
   if (result.action !== 'accept' || typeof result.content?.option !== 'string') return null;
   const text = result.content.text;
   return { decision: result.content.option, ...(typeof text === 'string' && text !== '' ? { value: text } : {}) };
 }
 
-async function toolResult(run: () => Promise<TurnOutcome | Record<string, unknown>>): Promise<CallToolResult> {
-  try {
-    const value = await run();
-    return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> };
-  } catch (error) {
-    const text = error instanceof AgentdError ? `${error.code}: ${error.message}` : `agentd could not be reached: ${(error as Error).message}`;
-    return { isError: true, content: [{ type: 'text', text }] };
-  }
+/** A task-capable tool's handler: its calls create tasks; tasks/get and tasks/result go to the task store. */
+function taskHandler<Args>(createTask: (args: Args, extra: CreateTaskRequestHandlerExtra) => Promise<CreateTaskResult>) {
+  return {
+    createTask,
+    getTask: (_args: Args, extra: TaskRequestHandlerExtra) => extra.taskStore.getTask(extra.taskId),
+    getTaskResult: async (_args: Args, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+  };
 }

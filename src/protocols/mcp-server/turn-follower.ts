@@ -22,12 +22,14 @@ export type AskHuman = (request: HumanRequest) => Promise<{ decision: string; va
  * Follows one turn through agentd's events until it ends, or until a human request of it is
  * left unanswered (`ask` returned null), and says where it stands. The session's event stream is
  * opened before `start` runs, so nothing a turn submitted by `start` does is missed; a turn that
- * was already running (`start` gives its id) is first looked at, for what came before.
+ * was already running (`start` gives its id) is first looked at, for what came before. `start`
+ * answering null (the call became an MCP task) leaves the turn unfollowed: null.
  */
-export async function followTurn(client: AgentdClient, streams: SessionStreams, sessionId: string, start: () => Promise<Turn | string>, ask: AskHuman, onProgress: (status: string) => void = () => undefined): Promise<TurnOutcome> {
+export async function followTurn(client: AgentdClient, streams: SessionStreams, sessionId: string, start: () => Promise<Turn | string | null>, ask: AskHuman, onProgress: (status: string) => void = () => undefined): Promise<TurnOutcome | null> {
   const events = await streams.tap(sessionId);
   try {
     const started = await start();
+    if (started === null) return null;
     const turnId = typeof started === 'string' ? started : started.id;
     if (typeof started === 'string') {
       const pending = (await client.listRequests({ query: { turnId } })).data;
