@@ -19,6 +19,7 @@ import { Subscriber } from './event-subscriber.ts';
 import { DeliverySlice } from './delivery-slice.ts';
 import { PassEnd } from './pass-end.ts';
 import { FrameBatch } from './frame-batch.ts';
+import { SubscriberRegistry } from './subscriber-registry.ts';
 
 export { KEEP_ALIVE_FRAME, REPLAY_RESET_FRAME } from './sse-frame.ts';
 import type { EventFields, EventRecord, EventSink, Subscription, SubscriptionFilter } from './event-record.ts';
@@ -49,7 +50,7 @@ export class EventLog {
   private readonly frames: string[] = [];
   private start = 0;
   private count = 0;
-  private readonly subscribers = new Set<Subscriber>();
+  private readonly subscribers = new SubscriberRegistry<Subscriber>();
   private readonly onSlowSubscriberReset: (() => void) | undefined;
   /** Events appended but not yet handed to every subscriber, oldest first from `backlogHead`. */
   private backlog: PendingEvent[] = [];
@@ -154,7 +155,7 @@ export class EventLog {
   private fanOut(): void {
     while (this.backlogHead < this.backlog.length) {
       const { record, frame } = this.backlog[this.backlogHead];
-      const position = (this.fanOutPosition ??= this.subscribers.values());
+      const position = (this.fanOutPosition ??= this.subscribers.targetsOf(record));
       for (;;) {
         if (this.slice.spent && this.pendingFanOut <= this.replayLimit) return this.deferFanOut();
         const next = position.next();

@@ -5,6 +5,7 @@
 
 import { REPLAY_RESET_FRAME } from './sse-frame.ts';
 import type { EventRecord, EventSink, Subscription } from './event-record.ts';
+import type { SubscriberRegistry } from './subscriber-registry.ts';
 
 export class Subscriber implements Subscription {
   private readonly queue: FrameQueue;
@@ -22,8 +23,8 @@ export class Subscriber implements Subscription {
   constructor(
     private readonly sink: EventSink,
     capacity: number,
-    private readonly registry: Set<Subscriber>,
-    private readonly sessionId: string | null,
+    private readonly registry: SubscriberRegistry<Subscriber>,
+    readonly sessionId: string | null,
     private readonly onReset: (() => void) | undefined,
     newestId: number,
   ) {
