@@ -16,7 +16,7 @@
  * fake model's wall clock in microseconds at the write (bench/support/paced-model-server.ts).
  */
 import { readFileSync } from 'node:fs';
-import { modelsFor, sleep, spawnScript, startAgentd, type Child } from './support/children.ts';
+import { agentdNodeFlags, modelsFor, sleep, spawnScript, startAgentd, type Child } from './support/children.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
 import { SseSubscriber, type SseFrame } from './support/sse-subscriber.ts';
@@ -101,6 +101,7 @@ async function startTarget(target: Target, modelBaseUrl: string, options: Capaci
   return startAgentd({
     models: { ...models, connections },
     args: ['--log-level', 'warn', '--max-concurrent-turns', room, '--max-queued-turns', room, '--max-event-subscribers', room, '--model-stall-timeout', '600'],
+    nodeArgs: agentdNodeFlags(),
   });
 }
 
