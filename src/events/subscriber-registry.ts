@@ -6,7 +6,7 @@
 import type { EventRecord } from './event-record.ts';
 
 /** What the registry needs of a subscriber: the session it narrows to, or null for every event. */
-export interface Registered {
+interface Registered {
   readonly sessionId: string | null;
 }
 
