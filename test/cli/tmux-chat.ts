@@ -15,6 +15,8 @@ export interface TmuxChat {
   screen(options?: { escapes?: boolean }): string;
   /** polls the screen until `test` matches it, and returns it */
   waitForScreen(test: RegExp, timeoutMs?: number): Promise<string>;
+  /** resizes the terminal, as a person dragging its window does */
+  resize(columns: number, rows: number): void;
   /** ends the tmux session, if it is still there */
   kill(): void;
 }
@@ -68,6 +70,7 @@ export function tmuxChat(session: string, options: { joinWrappedLines?: boolean;
     },
     screen,
     waitForScreen,
+    resize: (columns, rows) => void tmux('resize-window', '-t', session, '-x', String(columns), '-y', String(rows)),
     kill() {
       try {
         if (options.extendedKeys) tmux('kill-server');

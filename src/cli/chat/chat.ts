@@ -287,6 +287,8 @@ export class Chat {
     if (item.turnId && this.finishedTurns.has(item.turnId)) return;
     if (this.active && STREAMED_CONTENT.has(item.type)) this.active.shown = true;
     this.events?.write(`${JSON.stringify(item)}\n`);
+    // a tool may have changed the session (plan mode entered or left): the footer says so at once
+    if (item.type === 'tool.finished') void this.refreshFigures();
     if (showEvent(item, { output: this.output, status: this.status, resultOnly: Boolean(this.setup.outputSchema) && !this.setup.rich })) return;
     switch (item.type) {
       case 'request.created':
@@ -346,8 +348,7 @@ export class Chat {
     if (!session || !this.setup.rich) return;
     try {
       this.status.session(await this.client.getSession({ path: { id: session.id } }));
-      const footer = this.status.footer();
-      if (footer && !this.active) this.output.line(footer);
+      this.screen.setFooter(this.status.footer());
     } catch {
       // the figures are a nicety; the next turn's end tries again
     }

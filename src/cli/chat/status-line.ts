@@ -81,7 +81,7 @@ export class StatusLine {
     return line;
   }
 
-  /** The footer shown under each finished turn: model, mode, directory, tokens, cost, context. */
+  /** The footer pinned to the terminal's last row: model, mode, directory, tokens, cost, context. */
   footer(): string | null {
     const figures = this.figures;
     if (!figures) return null;
