@@ -43,7 +43,7 @@ describe('agentd chat, the footer (tmux)', () => {
     const running = (await server.request('GET', '/v1/turns')).json.data[0];
     await waitForStatus(server, running.id, 'running');
     assert.match(lastRow(), footer('default mode'), 'the footer stays while the answer streams');
-    assert.match(chat.screen(), /Still talking[\s\S]*Ctrl-C cancels\n[\s\S]*─ fake-responses[^\n]*$/, 'the status line is above it');
+    assert.match(chat.screen(), /Still talking[\s\S]*Ctrl-C cancels\n[\s\S]*─ fake-responses[^\n]*\n?$/, 'the status line is above it');
     chat.send('C-c');
     await chat.waitForScreen(/\[cancelled\]/);
     await waitForLastRow(footer('default mode'));
