@@ -10,6 +10,8 @@ import { TurnRunner } from './turn/turn-runner.ts';
 import { TurnLeases } from './turn/turn-leases.ts';
 import { ClusterSteers } from './turn/cluster-steers.ts';
 import { TurnResumption } from './turn/turn-resume.ts';
+import { ClusterClaims } from './turn/cluster-claims.ts';
+import { soleClaims } from './turn/turn-claim.ts';
 import { TurnReverts } from './turn/turn-reverts.ts';
 import type { TurnToolsFactory } from './turn/tool-port.ts';
 import { MODEL_CONTEXT_CACHE_LIMITS, ModelContextCache, NO_MODEL_CONTEXT_CACHE } from './context/model-context-cache.ts';
@@ -83,20 +85,21 @@ export class BoundaryRuntime {
     if (boundary.cluster) sessionRowCache(boundary.db).shareWithOtherWriters();
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
-    this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks) : null;
-    const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, leases: this.leases, webhooks }));
+    // How this boundary holds its turns, chosen once: alone, or under a cluster's leases and fence.
+    const leases = (this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks) : null);
+    const resumption = new TurnResumption({ boundary, active: activeTurns, requests: this.requests, logger });
+    const clusterClaims = leases ? new ClusterClaims({ boundary, leases, logger, prepare: (taken, hold) => resumption.prepare(taken, hold) }) : null;
+    const claims = clusterClaims ?? soleClaims(boundary.db);
+    const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, claims, webhooks }));
     const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
     this.steers = boundary.cluster ? new ClusterSteers(boundary.db, boundary.id, activeTurns, hub, logger) : null;
-    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, this.leases, reverts, this.steers);
-    if (this.leases) {
-      const resumption = new TurnResumption({ boundary, active: activeTurns, runner, leases: this.leases, requests: this.requests, logger });
-      this.leases.resumeWith((taken) => resumption.resume(taken));
-      this.leases.pullQueuedWhen(boundary.id, () => scheduler.hasIdleSlot(boundary.id));
-      const leases = this.leases;
-      runner.startOlderFirstWith(async (turn) => {
-        const taken = await leases.takeQueuedBefore(boundary.id, turn.record.createdAt);
-        return taken ? resumption.prepare(taken) : null;
+    this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, claims, leases, reverts, this.steers);
+    if (leases && clusterClaims) {
+      leases.resumeWith(async (taken) => {
+        const resumed = await clusterClaims.resumed(taken);
+        if (resumed) runner.resume(resumed);
       });
+      leases.pullQueuedWhen(boundary.id, () => scheduler.hasIdleSlot(boundary.id));
     }
   }
 

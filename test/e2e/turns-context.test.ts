@@ -4,7 +4,7 @@ import { BACKENDS } from '../support/backends.ts';
 import { breakHistoryInserts } from '../support/storage-faults.ts';
 import { startHarness, type Harness } from '../runtime/session/history-support.ts';
 import { loadModelContext } from '../../src/runtime/context/model-context.ts';
-import { HISTORY_NOT_STORED } from '../../src/runtime/turn/turn-runner.ts';
+import { HISTORY_NOT_STORED } from '../../src/runtime/turn/turn-ends.ts';
 
 /*
  * The model context a turn sends comes from memory (runtime/context/model-context-cache.ts) after the

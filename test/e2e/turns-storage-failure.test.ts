@@ -7,7 +7,7 @@ import { waitForTurn } from '../support/server.ts';
 import { useFakeServer } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
 import { findTurn } from '../../src/store/turns.ts';
-import { HISTORY_NOT_STORED } from '../../src/runtime/turn/turn-runner.ts';
+import { HISTORY_NOT_STORED } from '../../src/runtime/turn/turn-ends.ts';
 import { DEFAULT_BOUNDARY_ID } from '../../src/runtime/boundary.ts';
 
 for (const backend of BACKENDS) {

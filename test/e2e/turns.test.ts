@@ -6,7 +6,7 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.t
 import { EventRecorder } from '../support/events.ts';
 import { useServerOnFakeProvider } from '../support/harness.ts';
 import { readHistoryRange } from '../../src/store/history.ts';
-import { MAX_AGENT_STEPS } from '../../src/runtime/turn/turn-runner.ts';
+import { MAX_AGENT_STEPS } from '../../src/runtime/turn/turn-execution.ts';
 import { findTurn } from '../../src/store/turns.ts';
 import { DEFAULT_BOUNDARY_ID } from '../../src/runtime/boundary.ts';
 

@@ -1,8 +1,7 @@
 import type { TurnReceipt } from './turn-receipt.ts';
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
 import type { DecisionCheck, RequestBroker } from './requests.ts';
-import { TurnHandedOver, TurnLeaseLost } from './turn-leases.ts';
-import { StaleTurnWrite } from '../../store/turn-fence.ts';
+import { TurnClaimLost } from './turn-claim.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
 import type { ToolSpec } from '../../agent/providers/types.ts';
 import type { SessionRecord } from '../../domain/session.ts';
@@ -40,11 +39,6 @@ export interface ToolPortSources {
   report: WaitingReporter;
 }
 
-/** The reasons a run stops without ending its turn: another instance has it, or will. */
-function isLetGo(reason: unknown): boolean {
-  return reason instanceof TurnHandedOver || reason instanceof TurnLeaseLost || reason instanceof StaleTurnWrite;
-}
-
 export function createToolPort(sources: ToolPortSources): TurnToolPort {
   const { sessionId, turnId, agentId, signal, requests, report } = sources;
   return {
@@ -63,7 +57,7 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
       }, signal, check);
       // A turn that is no longer this instance's (taken over, lost, handed over) keeps its request
       // for the next owner; a cancel withdraws it.
-      const onAbort = () => (isLetGo(signal.reason) ? requests.letGo(turnId, signal.reason as Error) : requests.cancelTurn(turnId, new Error('cancelled')));
+      const onAbort = () => (signal.reason instanceof TurnClaimLost ? requests.letGo(turnId, signal.reason as Error) : requests.cancelTurn(turnId, new Error('cancelled')));
       signal.addEventListener('abort', onAbort, { once: true });
       let decision: HumanDecision;
       try {

@@ -1,8 +1,8 @@
 /**
  * The leases this instance of a cluster holds on its turns (docs/CLUSTER.md): renewed together a
  * few times per lease, with a sweep for turns whose owner let their lease run out. A turn whose
- * lease this instance lost is stopped; whatever it still tries to write is refused by its fencing
- * number (store/turns.ts updateTurn), and the runner stands down.
+ * lease this instance lost is stopped; whatever it still tries to write is refused by the fence
+ * (store/turn-fence.ts), and its claim is lost (cluster-claims.ts).
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../store/database.ts';
@@ -17,6 +17,7 @@ import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Config } from '../../config/config.ts';
+import { TurnClaimLost } from './turn-claim.ts';
 
 /** How an instance of a cluster holds its turns: its name, and how long a lease lasts unrenewed. */
 export interface ClusterMembership {
@@ -27,21 +28,6 @@ export interface ClusterMembership {
 /** How a process started with these options holds its turns: under leases with --cluster, else alone (null). */
 export function clusterMembership(config: Pick<Config, 'cluster' | 'instanceId' | 'turnLeaseSeconds'>): ClusterMembership | null {
   return config.cluster ? { instanceId: config.instanceId, turnLeaseMs: config.turnLeaseSeconds * 1000 } : null;
-}
-
-export class TurnLeaseLost extends Error {
-  constructor() {
-    super('the turn\'s lease could not be renewed in time');
-    this.name = 'TurnLeaseLost';
-  }
-}
-
-/** SIGTERM on an instance of a live cluster: the turn stops here without an end, for another instance to resume. */
-export class TurnHandedOver extends Error {
-  constructor() {
-    super('the instance is stopping and hands the turn over');
-    this.name = 'TurnHandedOver';
-  }
 }
 
 /** Renewals per lease: a lease survives two missed renewals. */
@@ -60,7 +46,7 @@ const QUEUED_BEFORE_MOVE_MS = 1_000;
 /** How often the instance that got a cancel for another's turn looks whether it has ended. */
 const CANCEL_WAIT_POLL_MS = 100;
 
-/** What the holder of a lease is told: the lease went to another instance, or a cancel came through another instance. */
+/** What the holder of a lease (the turn's claim, cluster-claims.ts) is told: the lease went to another instance, or a cancel came through another instance. */
 export interface LeaseHolder {
   lost(): void;
   cancelRequested(): void;
@@ -201,15 +187,15 @@ export class TurnLeases {
 
   /**
    * Before the turn asks the model or runs a tool: its lease, as last renewed here, must still run
-   * for a third of its length, else a renewal is made first. Throws TurnLeaseLost when the turn is
+   * for a third of its length, else a renewal is made first. Throws TurnClaimLost when the turn is
    * no longer this instance's, so that an owner whose event loop was held up (a freeze, a starved
    * process) past its lease starts nothing more once another instance may have taken the turn.
    */
   async confirm(turnId: string): Promise<void> {
-    if (!this.held.has(turnId)) throw new TurnLeaseLost();
+    if (!this.held.has(turnId)) throw new TurnClaimLost('lease_lost');
     if (performance.now() - this.lastRenewedMs < (this.membership.turnLeaseMs * 2) / RENEWALS_PER_LEASE) return;
     await this.renew();
-    if (!this.held.has(turnId)) throw new TurnLeaseLost();
+    if (!this.held.has(turnId)) throw new TurnClaimLost('lease_lost');
   }
 
   /** The turn has ended (or was let go): its lease is no longer renewed. */

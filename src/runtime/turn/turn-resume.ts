@@ -10,8 +10,7 @@
 import type { Logger } from 'pino';
 import type { Boundary } from '../boundary.ts';
 import type { ActiveTurn, ActiveTurns } from './active-turns.ts';
-import type { ResumePlan, TurnRunner } from './turn-runner.ts';
-import { TurnLeaseLost, type LeaseHolder, type TurnLeases } from './turn-leases.ts';
+import type { ResumedTurn, TurnClaim } from './turn-claim.ts';
 import type { RequestBroker } from './requests.ts';
 import type { TakenTurn } from '../../store/turn-leases.ts';
 import { findTurn, readTurnText } from '../../store/turns.ts';
@@ -24,19 +23,9 @@ import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
 
 const NO_ATTACHMENTS = { images: [], files: [] };
 
-/** What the holder of a turn's lease does when the lease goes, or a cancel comes through another instance. */
-export function leaseHolderOf(turn: ActiveTurn, runner: TurnRunner): LeaseHolder {
-  return {
-    lost: () => runner.lose(turn, new TurnLeaseLost()),
-    cancelRequested: () => void runner.cancel(turn).catch(() => undefined),
-  };
-}
-
 export interface TurnResumptionDeps {
   boundary: Boundary;
   active: ActiveTurns;
-  runner: TurnRunner;
-  leases: TurnLeases;
   requests: RequestBroker;
   logger: Logger;
 }
@@ -44,15 +33,9 @@ export interface TurnResumptionDeps {
 export class TurnResumption {
   constructor(private readonly deps: TurnResumptionDeps) {}
 
-  /** Loads a turn just taken over, holds its lease here and queues it to go on. */
-  async resume(taken: TakenTurn): Promise<void> {
-    const prepared = await this.prepare(taken);
-    if (prepared) this.deps.runner.resume(prepared.turn, prepared.plan);
-  }
-
-  /** Loads a turn just taken over and holds its lease here: ready to run from its plan, or null when it is not ours to run. */
-  async prepare(taken: TakenTurn): Promise<{ turn: ActiveTurn; plan: ResumePlan } | null> {
-    const { boundary, active, runner, leases, requests, logger } = this.deps;
+  /** Loads a turn just taken over and claims it here (`hold`): ready to run from its plan, or null when it is not ours to run. */
+  async prepare(taken: TakenTurn, hold: (turn: ActiveTurn) => TurnClaim): Promise<ResumedTurn | null> {
+    const { boundary, active, requests, logger } = this.deps;
     const { db } = boundary;
     const record = await findTurn(db, boundary.id, taken.id);
     // ended or taken again meanwhile: nothing of it is ours
@@ -74,8 +57,8 @@ export class TurnResumption {
     const outputSchema = (await readTurnText(db, record.id))?.outputSchema;
     // accepted at admission, so it compiles again
     const turn = active.reserve(record, session, NO_ATTACHMENTS, outputSchema ? await compileOutputSchema(JSON.parse(outputSchema)) : null);
-    leases.hold(record.id, record.attempt, leaseHolderOf(turn, runner));
+    const claim = hold(turn);
     logger.warn({ turnId: record.id, attempt: record.attempt, steps: steps.length, interrupted: interrupted.size }, 'resuming a turn taken over');
-    return { turn, plan: { steps, interrupted } };
+    return { turn, claim, plan: { steps, interrupted } };
   }
 }

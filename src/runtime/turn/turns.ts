@@ -6,12 +6,12 @@ import * as turnsTable from '../../store/turns.ts';
 import { readTurnAgents } from '../../store/turn-agents.ts';
 import type { TurnRecord } from '../../domain/turn.ts';
 import { decodeAttachments, inputDigest, userMessageItem, type DecodedAttachments } from '../../workspace/attachments.ts';
-import { DEFAULT_BOUNDARY_ID, type Boundary } from '../boundary.ts';
+import type { Boundary } from '../boundary.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { SessionService } from '../session/sessions.ts';
 import type { TurnRunner } from './turn-runner.ts';
 import type { TurnLeases } from './turn-leases.ts';
-import { leaseHolderOf } from './turn-resume.ts';
+import { TurnClaimLost, type ClaimedAdmission, type TurnClaims } from './turn-claim.ts';
 import type { AgentRecord } from '../../domain/projection.ts';
 import type { TraceParent } from '../../telemetry/tracing.ts';
 import { ACTIVE_STATUSES } from '../../domain/turn-status.ts';
@@ -33,7 +33,9 @@ export class TurnService {
     private readonly active: ActiveTurns,
     private readonly runner: TurnRunner,
     private readonly hub: EventHub,
-    /** --cluster: a turn is stored with this instance's lease on it */
+    /** how a turn is stored and claimed: alone, or with this instance's lease on it (--cluster) */
+    private readonly claims: TurnClaims,
+    /** --cluster: turns held by other instances are read and cancelled through the database */
     private readonly leases: TurnLeases | null = null,
     private readonly reverts: TurnReverts | null = null,
     /** --cluster: steers travel through the database to the turn's owner */
@@ -120,16 +122,10 @@ export class TurnService {
       attempt: 1,
     };
     const turn = this.active.reserve(record, session, attachments, outputSchema);
-    let clusterQueueFull = false;
+    let admitted: ClaimedAdmission;
     try {
-      if (this.leases) {
-        // another instance can start it from its row alone unless it carries images or files
-        const movable = attachments.images.length === 0 && attachments.files.length === 0;
-        const admitted = await this.leases.admit(record, text, leaseHolderOf(turn, this.runner), this.clusterQueueLimit(), movable);
-        clusterQueueFull = admitted.queueFull;
-        turn.session = admitted.session;
-      }
-      else await turnsTable.insertTurn(this.boundary.db, record, text);
+      admitted = await this.claims.admit(turn, text);
+      turn.session = admitted.session;
     } catch (error) {
       this.active.drop(turn);
       if (clientRequestId) {
@@ -138,17 +134,7 @@ export class TurnService {
       }
       throw error;
     }
-    return { turn: await this.runner.enqueue(turn, traceParent, clusterQueueFull), delivery: 'queued' };
-  }
-
-  /**
-   * The queue limit a cluster counts in the database (CONTRACT.md §18): the server's queue in
-   * single-user mode, the tenant's in multi-tenant mode (tenants' databases are apart, so the
-   * server-wide queue of a multi-tenant host stays counted per instance).
-   */
-  private clusterQueueLimit(): number {
-    const limits = this.boundary.limits;
-    return this.boundary.id === DEFAULT_BOUNDARY_ID ? limits.maxQueuedTurns : limits.maxQueuedTurnsPerTenant;
+    return { turn: await this.runner.enqueue(turn, admitted, traceParent), delivery: 'queued' };
   }
 
   /**
@@ -223,7 +209,9 @@ export class TurnService {
   async handOverAll(): Promise<void> {
     await Promise.all(this.active.ids().map((id) => {
       const turn = this.active.get(id);
-      return turn ? this.runner.handOver(turn).catch(() => undefined) : undefined;
+      if (!turn) return undefined;
+      this.runner.letGo(turn, new TurnClaimLost('handed_over'));
+      return turn.finished;
     }));
   }
 
