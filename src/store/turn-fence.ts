@@ -2,7 +2,8 @@
  * The fence of a cluster's turns (CONTRACT.md §18, docs/CLUSTER.md "Fenced turn ownership"): a
  * write on behalf of a turn counts only while the turn is still at the attempt its writer holds.
  * Every per-turn write of the store is made here, in one of two shapes, with one failure: a write
- * the fence refuses stores nothing and throws StaleTurnWrite, and its writer stands down.
+ * the fence refuses stores nothing and throws StaleTurnWrite (the runtime's TurnClaimLost), and its
+ * writer lets go of the turn.
  * test/store/turn-fence.test.ts refuses a stale attempt's write of each, and fails when a table
  * keyed by a turn is written anywhere else. The database's clock and the store's transaction
  * locks are defined here too, once.
@@ -14,7 +15,7 @@ import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 
 /**
  * A write of a turn under a fencing number that is no longer the turn's: another instance took the
- * turn over, or it ended. Nothing of the write was stored; its writer must stand down.
+ * turn over, or it ended. Nothing of the write was stored; its writer must let go of the turn.
  */
 export class StaleTurnWrite extends Error {
   constructor(readonly turnId: string, readonly attempt: number) {

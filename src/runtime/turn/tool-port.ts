@@ -1,7 +1,7 @@
 import type { TurnReceipt } from './turn-receipt.ts';
 import type { HumanDecision, HumanRequestKind } from '../../agent/tools/types.ts';
 import type { DecisionCheck, RequestBroker } from './requests.ts';
-import { TurnClaimLost } from './turn-claim.ts';
+import { TurnClaimLost } from './claim-lost.ts';
 import type { ToolCall, ToolCallResult } from '../../agent/loop.ts';
 import type { ToolSpec } from '../../agent/providers/types.ts';
 import type { SessionRecord } from '../../domain/session.ts';

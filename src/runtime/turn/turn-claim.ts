@@ -5,7 +5,7 @@
  * instance of a cluster holds each turn under a lease and writes it under the fence
  * (cluster-claims.ts). Which of the two a boundary uses is chosen once, where it opens
  * (boundary-runtime.ts). However a turn stops being this instance's, the runner hears it one way:
- * TurnClaimLost.
+ * TurnClaimLost (claim-lost.ts).
  */
 import type { ProviderAdapter } from '../../agent/providers/types.ts';
 import type { RecordedStep } from '../../agent/loop.ts';
@@ -14,38 +14,9 @@ import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import type { Db } from '../../store/database.ts';
 import { StaleTurnWrite } from '../../store/turn-fence.ts';
 import { insertTurn } from '../../store/turns.ts';
+import { TurnClaimLost } from './claim-lost.ts';
 import type { ActiveTurn } from './active-turns.ts';
 import type { TurnTools } from './tool-port.ts';
-
-/**
- * How a turn stopped being this instance's: its lease was not renewed in time (or a renewal found
- * it gone), the fence refused a write of it (another instance took it over), or this instance is
- * stopping and hands it over (SIGTERM in a live cluster).
- */
-type ClaimLoss = 'lease_lost' | 'taken_over' | 'handed_over';
-
-const LOSSES: Record<ClaimLoss, string> = {
-  lease_lost: 'the turn\'s lease could not be renewed in time',
-  taken_over: 'another instance took the turn over',
-  handed_over: 'the instance is stopping and hands the turn over',
-};
-
-/** The turn is no longer this instance's: its run stops, and nothing more of it is published here. */
-export class TurnClaimLost extends Error {
-  constructor(readonly loss: ClaimLoss, options?: ErrorOptions) {
-    super(LOSSES[loss], options);
-    this.name = 'TurnClaimLost';
-  }
-
-  /**
-   * Handed over, the turn's end is its next owner's: this instance does not even try to store it.
-   * Otherwise the end is tried, and the fence decides (an owner whose renewals merely failed may
-   * still hold the turn).
-   */
-  get endsElsewhere(): boolean {
-    return this.loss === 'handed_over';
-  }
-}
 
 /** Who holds a claim: told when the turn stops being this instance's, or a cancel comes through another instance. */
 export interface ClaimHolder {

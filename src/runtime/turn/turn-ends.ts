@@ -25,7 +25,8 @@ import type { RequestBroker } from './requests.ts';
 import { UNTITLED } from '../session/sessions.ts';
 import { agentFinishedPayload, endingOf, withReceipt, withUnshownSteers, type TurnOutcome } from './turn-outcome.ts';
 import type { RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
-import { TurnClaimLost, type TurnClaim } from './turn-claim.ts';
+import type { TurnClaim } from './turn-claim.ts';
+import { TurnClaimLost } from './claim-lost.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
 export const HISTORY_NOT_STORED = 'internal_error: the history of this turn could not be stored';

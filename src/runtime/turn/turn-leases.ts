@@ -17,7 +17,7 @@ import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Config } from '../../config/config.ts';
-import { TurnClaimLost } from './turn-claim.ts';
+import { TurnClaimLost } from './claim-lost.ts';
 
 /** How an instance of a cluster holds its turns: its name, and how long a lease lasts unrenewed. */
 export interface ClusterMembership {

@@ -23,7 +23,8 @@ import { failureKind, failureOutcome, TurnCancelled, type TurnOutcome } from './
 import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tracing.ts';
-import type { ClaimedAdmission, ResumedTurn, TurnClaim, TurnClaimLost, TurnClaims } from './turn-claim.ts';
+import type { ClaimedAdmission, ResumedTurn, TurnClaim, TurnClaims } from './turn-claim.ts';
+import type { TurnClaimLost } from './claim-lost.ts';
 import { TurnQueue, type QueueSlot } from './turn-queue.ts';
 import { TurnExecution } from './turn-execution.ts';
 import { TurnEnds } from './turn-ends.ts';
