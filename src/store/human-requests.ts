@@ -1,6 +1,6 @@
 /**
  * The human requests of a cluster's turns (CONTRACT.md §18, docs/CLUSTER.md): the owner of a turn
- * stores each request it publishes, under the turn's fencing number; any instance lists them and
+ * stores each request it publishes, under the turn's attempt (the fence); any instance lists them and
  * answers one, first answer wins; the owner polls for the answers to its own. PostgreSQL only in
  * practice (SQLite cannot cluster), written for both.
  */

@@ -92,7 +92,7 @@ const MIGRATIONS: Record<string, Migration> = {
     },
   },
   /*
-   * Fenced turn ownership (CONTRACT.md §18): `attempt` is the turn's fencing number; the lease
+   * Fenced turn ownership (CONTRACT.md §18): `attempt` is the turn's attempt (the fence); the lease
    * columns are written only by instances of a cluster (docs/CLUSTER.md).
    */
   '0003_turn_leases': {
@@ -178,7 +178,7 @@ const MIGRATIONS: Record<string, Migration> = {
   },
   /*
    * The agents view of a cluster's turns (CONTRACT.md §13, §18): the owner stores the view of a
-   * turn's child agents as it changes, under the turn's fencing number, so every instance answers
+   * turn's child agents as it changes, under the turn's attempt (the fence), so every instance answers
    * GET /v1/turns/:id/agents. Apart from `turns`, whose reads should not carry it.
    */
   '0010_cluster_events_agents': {
@@ -193,7 +193,7 @@ const MIGRATIONS: Record<string, Migration> = {
   /*
    * The durable steps of a cluster's active turns (CONTRACT.md §18, docs/CLUSTER.md "Takeover and
    * resume"): each model response and each batch of tool results, in order, written under the
-   * turn's fencing number as the turn goes, so that another instance can resume it. Deleted once
+   * turn's attempt (the fence) as the turn goes, so that another instance can resume it. Deleted once
    * the turn has ended; written only by instances of a cluster.
    */
   '0011_turn_steps': {

@@ -1,6 +1,6 @@
 /**
  * The agents view of a cluster's turns (CONTRACT.md §13, §18, docs/CLUSTER.md): the owner of a turn
- * stores the view of its child agents as it changes, each write under the turn's fencing number,
+ * stores the view of its child agents as it changes, each write under the turn's attempt (the fence),
  * and any instance reads it back.
  */
 import type { Db } from './database.ts';

@@ -14,7 +14,7 @@ import type { Database } from './schema.ts';
 import { ACTIVE_STATUSES } from '../domain/turn-status.ts';
 
 /**
- * A write of a turn under a fencing number that is no longer the turn's: another instance took the
+ * A write of a turn under an attempt that is no longer the turn's: another instance took the
  * turn over, or it ended. Nothing of the write was stored; its writer must let go of the turn.
  */
 export class StaleTurnWrite extends Error {

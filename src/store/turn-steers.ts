@@ -1,7 +1,7 @@
 /**
  * Steers of a cluster's turns (CONTRACT.md §18–§19, docs/CLUSTER.md "Steer from any instance"):
  * the instance that takes a steer stores it as a row naming the session's active turn; the turn's
- * owner claims it under the turn's fencing number, gives it to the turn or refuses it (the turn
+ * owner claims it under the turn's attempt (the fence), gives it to the turn or refuses it (the turn
  * decided to end) and says which. A row is pending, claimed, then steered or refused:
  * - only an owner at the turn's current attempt claims (a claim of an earlier attempt, whose owner
  *   is gone, may be claimed again);

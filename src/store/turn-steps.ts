@@ -1,7 +1,7 @@
 /**
  * The durable steps of a cluster's active turns (CONTRACT.md §18, docs/CLUSTER.md "Takeover and
  * resume"): each model response, and each batch of tool results, is one row, written as the turn
- * goes under the turn's fencing number. An instance that takes the turn over reads them back and
+ * goes under the turn's attempt (the fence). An instance that takes the turn over reads them back and
  * resumes from the last one. They go with the turn's end.
  */
 import type { Db } from './database.ts';

@@ -28,7 +28,7 @@ export interface ClaimHolder {
 export type StepJournal = (step: RecordedStep) => Promise<void>;
 
 export interface TurnClaim {
-  /** the turn's fencing number while this claim holds it */
+  /** the turn's attempt while this claim holds it: what the fence checks */
   readonly attempt: number;
   /** From now on `holder` hears of the claim's loss; a loss heard before is passed on at once. */
   heldBy(holder: ClaimHolder): void;
