@@ -5,9 +5,10 @@ import { createClient, type AgentdClient } from '../client/index.ts';
  * The protocols served over HTTP (/acp, /mcp) act for their caller through agentd's own API on
  * the server's own address, with the caller's bearer token: every access rule (tenant, token,
  * Host) is the API's, applied per call, and no protocol reads a store or a runtime itself.
+ * `dispatch` carries the calls (in-process-fetch.ts: inside the process).
  */
-export function callerClient(selfUrl: string, authorization: string | undefined): AgentdClient {
-  return createClient({ baseUrl: selfUrl, token: bearerOf(authorization) });
+export function callerClient(selfUrl: string, authorization: string | undefined, dispatch: typeof fetch): AgentdClient {
+  return createClient({ baseUrl: selfUrl, token: bearerOf(authorization), fetch: dispatch });
 }
 
 function bearerOf(authorization: string | undefined): string | undefined {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AcpEndpoint } from './acp/http-endpoint.ts';
 import type { McpEndpoint } from './mcp-server/http-endpoint.ts';
+import { inProcessFetch } from './in-process-fetch.ts';
 
 export interface ProtocolRoutesOptions {
   /** the server's own address, known once it listens: the endpoints call agentd's API there */
@@ -20,10 +21,11 @@ const METHODS = ['GET', 'POST', 'DELETE'] as const;
  * the body limit) for the protocol SDKs, which are loaded with the first request, not at start-up.
  */
 export function registerProtocolRoutes(app: FastifyInstance, options: ProtocolRoutesOptions): ProtocolRoutes {
+  const endpointOptions = { ...options, dispatch: inProcessFetch(app) };
   let acp: Promise<AcpEndpoint> | null = null;
   let mcp: Promise<McpEndpoint> | null = null;
-  const acpEndpoint = () => (acp ??= import('./acp/http-endpoint.ts').then(({ AcpEndpoint }) => new AcpEndpoint(options)));
-  const mcpEndpoint = () => (mcp ??= import('./mcp-server/http-endpoint.ts').then(({ McpEndpoint }) => new McpEndpoint(options)));
+  const acpEndpoint = () => (acp ??= import('./acp/http-endpoint.ts').then(({ AcpEndpoint }) => new AcpEndpoint(endpointOptions)));
+  const mcpEndpoint = () => (mcp ??= import('./mcp-server/http-endpoint.ts').then(({ McpEndpoint }) => new McpEndpoint(endpointOptions)));
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

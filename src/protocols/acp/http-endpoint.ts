@@ -11,6 +11,8 @@ const MAX_CONNECTIONS = 10_000;
 
 export interface AcpEndpointOptions {
   selfUrl: () => string;
+  /** how the caller's calls reach agentd's API (caller-client.ts) */
+  dispatch: typeof fetch;
   version: string;
 }
 
@@ -38,7 +40,7 @@ export class AcpEndpoint {
     const response = await this.server.handleRequest(toWebRequest(request, reply, body), {
       createAgent: () =>
         acpAgent({
-          client: callerClient(this.options.selfUrl(), request.headers.authorization),
+          client: callerClient(this.options.selfUrl(), request.headers.authorization, this.options.dispatch),
           version: this.options.version,
           complain: (message, error) => log.warn({ err: error }, `acp: ${message}`),
         }),

@@ -19,6 +19,8 @@ interface McpSession {
 
 export interface McpEndpointOptions {
   selfUrl: () => string;
+  /** how the caller's calls reach agentd's API (caller-client.ts) */
+  dispatch: typeof fetch;
   version: string;
 }
 
@@ -43,7 +45,7 @@ export class McpEndpoint {
       if (!session || session.credential !== credential) throw new ApiError('connection_not_found', 'no MCP session of yours has this Mcp-Session-Id: initialize a new one');
       return sendWebResponse(await session.transport.handleRequest(toWebRequest(request, reply, body), { parsedBody }), reply);
     }
-    const server = agentdMcpServer(callerClient(this.options.selfUrl(), request.headers.authorization), this.options.version);
+    const server = agentdMcpServer(callerClient(this.options.selfUrl(), request.headers.authorization, this.options.dispatch), this.options.version);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => this.remember(id, { transport, server, credential }),
