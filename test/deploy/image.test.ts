@@ -1,6 +1,7 @@
 /**
- * CONTRACT.md §23, the image: the root Containerfile, built with podman (runc) on a base made with
- * mmdebstrap plus Node 24 from the npm registry (deploy/local-base.sh, cached by content), runs
+ * CONTRACT.md §23, the image: the root Containerfile, built as written with podman (runc) on a base
+ * made with mmdebstrap plus Node 24 and npm from the npm registry (deploy/local-base.sh, cached by
+ * content), its build stage's npm reaching the registry with the host's CA as a build secret, runs
  * `agentd serve` as a non-root user on 0.0.0.0, refuses to start without a token, reports healthy
  * through its HEALTHCHECK, serves a session and a turn against the fake provider, and finds the
  * session again in its state volume after the container is replaced.
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { http } from '../support/http.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { fakeProviderModels } from '../support/server.ts';
-import { agentdImage, BUILD_TIMEOUT_MS, freePort, LIMITS, podman, podmanOk, requirePrograms, sessionAndTurn, until } from './containers.ts';
+import { agentdImage, BUILD_SECRET_MARKER, BUILD_TIMEOUT_MS, freePort, LIMITS, podman, podmanOk, requirePrograms, sessionAndTurn, until } from './containers.ts';
 
 const TOKEN = 'container-token-'.padEnd(40, 'x');
 const name = (what: string) => `agentd-test-${what}-${process.pid}`;
@@ -82,6 +83,15 @@ describe('the agentd image', () => {
       + ' ls /opt/agentd/dist/bundle/sbom.cdx.json /opt/agentd/dist/bundle/THIRD-PARTY-NOTICES.txt /opt/agentd/node_modules/better-sqlite3 >/dev/null;'
       + ' ls /opt/agentd/node_modules/typescript 2>/dev/null && echo "has typescript"; true';
     assert.equal(podmanOk(['run', '--rm', ...LIMITS, '--entrypoint', 'sh', image, '-c', script]), '');
+  });
+
+  it('keeps nothing of the build secret: no copy of the CA file, no variable pointing at one', () => {
+    const { Env: env } = JSON.parse(podmanOk(['image', 'inspect', image]))[0].Config;
+    assert.deepEqual(env.filter((variable: string) => /CA_CERTS|CAFILE|SSL_CERT|\/run\/secrets\/ca\b/i.test(variable)), []);
+    // the marker is the secret file's first line (test/deploy/build-test-image.sh)
+    const search = `test -e /run/secrets/ca && echo "has /run/secrets/ca";`
+      + ` grep -rlsF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev '${BUILD_SECRET_MARKER}' /; true`;
+    assert.equal(podmanOk(['run', '--rm', ...LIMITS, '--user', 'root', '--entrypoint', 'sh', image, '-c', search], 300_000), '');
   });
 
   it('refuses to start without a token, naming where it looked', () => {
