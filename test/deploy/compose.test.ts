@@ -59,7 +59,8 @@ describe('deploy/compose.yaml under podman-compose', () => {
     urls.push(`http://127.0.0.1:${portA}`, `http://127.0.0.1:${portB}`);
     const up = compose(['up', '-d']);
     assert.equal(up.status, 0, up.stdout + up.stderr);
-  }, { timeout: BUILD_TIMEOUT_MS });
+    // the image test may hold the build lock for a cold build; then PostgreSQL's image is built
+  }, { timeout: 2 * BUILD_TIMEOUT_MS });
   after(async () => {
     compose(['down', '--volumes']);
     relay?.close();
@@ -69,7 +70,7 @@ describe('deploy/compose.yaml under podman-compose', () => {
 
   const headers = { authorization: `Bearer ${TOKEN}` };
 
-  it('brings up both agentd, each ready on the one PostgreSQL', async () => {
+  it('brings up both agentd, each ready on the one PostgreSQL', { timeout: 2 * 120_000 + 10_000 }, async () => {
     for (const [index, url] of urls.entries()) {
       const ready = await until(`agentd-${'ab'[index]} answers /readyz`, () => http('GET', `${url}/readyz`, { headers }), (response) => response.status === 200, 120);
       assert.equal(ready.json.instance, `agentd-${'ab'[index]}`);
