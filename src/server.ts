@@ -28,6 +28,7 @@ import { lazyToolRegistries } from './runtime/tool-registries.ts';
 import type { McpManager } from './mcp/mcp-manager.ts';
 import type { ServerActivity } from './cli/idle-collection.ts';
 import { VERSION } from './version.ts';
+import { ClusterSupervisor } from './runtime/cluster-supervisor.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -39,6 +40,8 @@ export interface RunningServer {
   metricsUrl: string | null;
   /** what the server has been doing, for work that should wait until it is idle */
   activity(): ServerActivity;
+  /** --cluster: the instance's one loop for background work; null without */
+  supervisor: ClusterSupervisor | null;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,8 @@ export interface ServerTuning {
    * when `closed` settles. The CLI then exits 1.
    */
   onStandDown?: (error: Error, closed: Promise<void>) => void;
+  /** --cluster: how often duties woken by the doorbell look without a ring (cluster-supervisor.ts; a test makes it long) */
+  clusterPollMs?: number;
 }
 
 export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger?: Logger, tuning: ServerTuning = {}): Promise<RunningServer> {
@@ -133,13 +138,15 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
         firstLook: () => true,
       }
     : null;
+  // --cluster: one loop runs the background work of every boundary this instance opens
+  const supervisor = config.cluster ? new ClusterSupervisor({ instanceId: config.instanceId, logger: log, pollMs: tuning.clusterPollMs }) : null;
   let runtimeFor: HandlerContext['runtimeFor'];
   let closeRuntimes: () => Promise<void>;
   if (config.tenants) {
     try {
       // Loaded only in multi-tenant mode: the registry's schema would cost every other start-up.
       const { startTenantHosting } = await import('./tenancy/tenant-hosting.ts');
-      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks, adminDb: store.db, aloneOnRegistry: store.claim?.alone ?? true, othersPresent: async () => (await store.claim?.othersPresent()) ?? false });
+      const hosting = await startTenantHosting({ config, catalog, scheduler, logger: log, adapterFor, telemetry, claim, webhooks, adminDb: store.db, supervisor, aloneOnRegistry: store.claim?.alone ?? true, othersPresent: async () => (await store.claim?.othersPresent()) ?? false });
       runtimeFor = hosting.runtimeFor;
       closeRuntimes = hosting.close;
     } catch (error) {
@@ -153,7 +160,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
       const hostRunner = confinement.confined ? confinement.runner : createProcessGroupRunner();
       runtime = await openBoundaryRuntime(
         {
-          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), doorbell: store.doorbell, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir: config.stateDir,
+          id: DEFAULT_BOUNDARY_ID, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, cluster: clusterMembership(config), duties: supervisor?.boundary(store.doorbell) ?? null, workspaceRoots, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir: config.stateDir,
           tools: { sandboxRunner: config.sandboxRunner, workspaceRoots, hostRunner, serverFiles },
         },
         { scheduler, logger: log, adapterFor, toolsFor: turnToolsFactory(registryFor, { confinedExecution: confinement.confined, telemetry, permissionRules: config.permissionRules }), telemetry, webhooks },
@@ -168,13 +175,12 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     // SIGTERM on an instance of a live cluster hands its turns over; the last one ends them (§18)
     closeRuntimes = async () => runtime.close({ handOver: config.cluster && ((await store.claim?.othersPresent()) ?? false) });
   }
-  if (webhooks) {
-    const closeBoundaries = closeRuntimes;
-    closeRuntimes = async () => {
-      await closeBoundaries();
-      webhooks.sender.close();
-    };
-  }
+  const closeBoundaries = closeRuntimes;
+  closeRuntimes = async () => {
+    await closeBoundaries();
+    supervisor?.close();
+    webhooks?.sender.close();
+  };
 
   let boundPort = config.port;
   const models = catalog.models.map(toModelDto);
@@ -261,6 +267,7 @@ export async function startServer(config: Config, env: NodeJS.ProcessEnv, logger
     url: `http://${hostForUrl}:${boundPort}`,
     metricsUrl: telemetry.metricsUrl,
     activity: () => ({ requests, activeTurns: scheduler.counts.running + scheduler.counts.queued }),
+    supervisor,
     close,
   };
 }

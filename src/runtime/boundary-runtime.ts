@@ -29,6 +29,7 @@ import { DEFAULT_BOUNDARY_ID } from './boundary.ts';
 import type { WebhookConfig } from '../config/webhooks.ts';
 import type { WebhookSender } from './webhooks/webhook-sender.ts';
 import type { BoundaryWebhooks } from './webhooks/webhook-outbox.ts';
+import type { ClusterDuties } from './cluster-supervisor.ts';
 
 export interface BoundaryRuntimeDeps {
   /** the process's scheduler: every boundary takes its share of the global limits from it */
@@ -79,20 +80,21 @@ export class BoundaryRuntime {
     // Repository work and attachment clean-up run where the boundary's tools run (CONTRACT.md §17).
     const commands = workspaceCommands(boundary.tools, boundary.workspaceRoots);
     this.setups = new RepositorySetups(hub, logger, commands);
-    const sharedRequests = boundary.cluster ? { db: boundary.db, boundaryId: boundary.id, attemptOf: (turnId: string) => activeTurns.get(turnId)?.record.attempt, logger } : null;
+    const duties = boundary.cluster ? clusterDutiesOf(boundary) : null;
+    const sharedRequests = duties ? { db: boundary.db, boundaryId: boundary.id, attemptOf: (turnId: string) => activeTurns.get(turnId)?.record.attempt, logger, duties } : null;
     this.requests = new RequestBroker(hub, telemetry?.metrics, sharedRequests, webhooks, logger);
     // Instances of a cluster write the same sessions and histories: neither is kept in memory.
     if (boundary.cluster) sessionRowCache(boundary.db).shareWithOtherWriters();
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     // How this boundary holds its turns, chosen once: alone, or under a cluster's leases and fence.
-    const leases = (this.leases = boundary.cluster ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks) : null);
+    const leases = (this.leases = boundary.cluster && duties ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks, duties) : null);
     const resumption = new TurnResumption({ boundary, active: activeTurns, requests: this.requests, logger });
     const clusterClaims = leases ? new ClusterClaims({ boundary, leases, logger, prepare: (taken, hold) => resumption.prepare(taken, hold) }) : null;
     const claims = clusterClaims ?? soleClaims(boundary.db);
     const runner = (this.runner = new TurnRunner({ boundary, hub, active: activeTurns, contexts, scheduler, requests: this.requests, setups: this.setups, commands, adapterFor, toolsFor, logger, telemetry, claims, webhooks }));
     const reverts = new TurnReverts({ boundary, hub, sessionBusy: (sessionId) => activeTurns.isBusy(sessionId) });
-    this.steers = boundary.cluster ? new ClusterSteers(boundary.db, boundary.id, activeTurns, hub, logger) : null;
+    this.steers = duties ? new ClusterSteers(boundary.db, boundary.id, activeTurns, hub, logger, duties) : null;
     this.turns = new TurnService(boundary, this.sessions, activeTurns, runner, hub, claims, leases, reverts, this.steers);
     if (leases && clusterClaims) {
       leases.resumeWith(async (taken) => {
@@ -120,8 +122,7 @@ export class BoundaryRuntime {
       if (interrupted.length > 0) deps.logger.warn({ boundary: boundary.id, interrupted: interrupted.length }, 'turns interrupted by a restart were marked failed');
     }
     await webhooks?.start({ alone: boundary.aloneOnDatabase, releaseClaims: boundary.aloneOnDatabase && deps.webhooks!.firstLook(boundary.id) });
-    const clusterEvents = boundary.cluster ? { instanceId: boundary.cluster.instanceId, doorbell: boundary.doorbell ?? null } : null;
-    const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, clusterEvents);
+    const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, boundary.cluster ? clusterDutiesOf(boundary) : null);
     // their ends are announced as an owner's are (replayed to a client resuming its stream)
     for (const turn of interrupted) hub.emit('turn.failed', turn.sessionId, turn.id, { error: turn.error });
     return new BoundaryRuntime(boundary, hub, deps, webhooks);
@@ -155,9 +156,15 @@ export class BoundaryRuntime {
     this.runner.close();
     await this.boundary.tools.close();
     await this.hub.flush();
+    await this.boundary.duties?.close();
     // what is still owed stays in the outbox, for the next start
     await this.webhooks?.stop();
   }
+}
+
+function clusterDutiesOf(boundary: Boundary): ClusterDuties {
+  if (!boundary.duties) throw new Error('a boundary of a cluster opens with its instance\'s supervisor (Boundary.duties)');
+  return boundary.duties;
 }
 
 /** The boundary's outbox and worker; the module loads only when webhooks are configured. */

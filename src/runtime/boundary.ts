@@ -3,7 +3,7 @@ import type { Db } from '../store/database.ts';
 import type { Catalog } from '../config/models-file.ts';
 import type { Limits } from '../config/config.ts';
 import type { BoundaryTools } from '../exec/boundary-tools.ts';
-import type { Doorbell } from '../store/doorbell.ts';
+import type { ClusterDuties } from './cluster-supervisor.ts';
 import type { ClusterMembership } from './turn/turn-leases.ts';
 
 /**
@@ -20,8 +20,11 @@ export interface Boundary {
   aloneOnDatabase: boolean;
   /** --cluster: this instance holds its turns under leases (turn/turn-leases.ts); null without */
   cluster: ClusterMembership | null;
-  /** --cluster: how the instances ring each other about new events (store/doorbell.ts); polling alone without */
-  doorbell?: Doorbell | null;
+  /**
+   * --cluster: the instance's supervisor for this boundary (cluster-supervisor.ts): the one loop that
+   * runs its background work, and the doorbell of its database
+   */
+  duties?: ClusterDuties | null;
   /** canonical workspace roots; the first is the default cwd */
   workspaceRoots: string[];
   catalog: Catalog;

@@ -6,13 +6,7 @@ import type { EventData, EventType, TextEventType } from '../api/events.ts';
 import { reserveEventIds, writeEventIdCeiling } from '../store/boundaries.ts';
 import { NO_METRICS, type MetricsRecorder } from '../telemetry/recorder.ts';
 import { EventRelay, type AttemptOf } from './event-relay.ts';
-import type { Doorbell } from '../store/doorbell.ts';
-
-/** --cluster: the events go through the cluster's shared stream (event-relay.ts) */
-export interface ClusterEvents {
-  instanceId: string;
-  doorbell: Doorbell | null;
-}
+import type { ClusterDuties } from './cluster-supervisor.ts';
 
 /** Event ids are reserved in blocks, so a restart never reuses one without a write per event. */
 const ID_BLOCK = 4096;
@@ -38,10 +32,10 @@ export class EventHub {
     this.ceiling = ceiling;
   }
 
-  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger, metrics: MetricsRecorder = NO_METRICS, cluster: ClusterEvents | null = null): Promise<EventHub> {
+  static async open(db: Db, boundaryId: string, replayLimit: number, logger: Logger, metrics: MetricsRecorder = NO_METRICS, cluster: ClusterDuties | null = null): Promise<EventHub> {
     const onSlowSubscriberReset = metrics.enabled ? () => metrics.eventsDropped() : undefined;
     if (cluster) {
-      const relay = await EventRelay.open({ db, boundaryId, replayLimit, logger, ...cluster }, (firstId) => new EventLog({ replayLimit, firstId, onSlowSubscriberReset }));
+      const relay = await EventRelay.open({ db, boundaryId, replayLimit, logger, duties: cluster }, (firstId) => new EventLog({ replayLimit, firstId, onSlowSubscriberReset }));
       return new EventHub(relay.log, db, boundaryId, 0, logger, relay);
     }
     // one statement, not a read and a write: it is on a tenant's first request

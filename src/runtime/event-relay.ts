@@ -8,8 +8,8 @@
  * Writes are batched: what is published while a batch is being stored goes in the next one, a
  * transaction each, so a stream of deltas costs a transaction per database round trip, not per
  * delta; nothing is merged or dropped. The instance's own batch goes into its log as soon as it is
- * stored when nothing came between; otherwise, and on another instance's doorbell, and every
- * POLL_MS in any case, the log reads what is new.
+ * stored when nothing came between; otherwise, and on another instance's doorbell, and at the
+ * instance supervisor's poll in any case (cluster-supervisor.ts), the log reads what is new.
  *
  * The log follows the stream only while somebody reads it: a subscriber, or one about to subscribe
  * (catchUp). An instance nobody watches reads none of the others' events (they cost it a query and
@@ -22,10 +22,7 @@ import type { EventLog } from '../events/event-log.ts';
 import type { EventFields, EventRecord } from '../events/event-record.ts';
 import { formatEventFrame, isValidEventType } from '../events/sse-frame.ts';
 import { ensureEventCounter, storeEvents, storedEventWindow, storedEventsAfter, type EventDraft } from '../store/cluster-events.ts';
-import { DoorbellRinger, type Doorbell, type DoorbellListener } from '../store/doorbell.ts';
-
-/** How often the log looks for new events without a ring (a lost ring, a listener reconnecting). */
-const POLL_MS = 500;
+import type { ClusterDuties, Duty } from './cluster-supervisor.ts';
 /** How long the log keeps following after catchUp without a subscriber: the subscriber it was for is about to come. */
 const FOLLOW_AFTER_CATCH_UP_MS = 5_000;
 /** Events stored per transaction, and read per query. */
@@ -36,10 +33,10 @@ const RETRY_MS = 1_000;
 export interface RelayOptions {
   db: Db;
   boundaryId: string;
-  instanceId: string;
   log: EventLog;
   replayLimit: number;
-  doorbell: Doorbell | null;
+  /** the instance's supervisor, for this boundary: its poll (a lost ring) and the doorbell */
+  duties: ClusterDuties;
   logger: Logger;
 }
 
@@ -53,19 +50,13 @@ export class EventRelay {
   private readAgain = false;
   private closed = false;
   private closing = false;
-  private readonly poll: NodeJS.Timeout;
-  private readonly listener: DoorbellListener | null;
-  private readonly ringer: DoorbellRinger | null;
+  private readonly poll: Duty;
   private attemptOf: AttemptOf = () => undefined;
   /** until when the log follows the stream without a subscriber (epoch ms) */
   private followUntil = 0;
 
   private constructor(private readonly options: RelayOptions) {
-    const { doorbell, instanceId } = options;
-    this.ringer = doorbell ? new DoorbellRinger(doorbell, instanceId) : null;
-    this.listener = doorbell?.listen((from) => from !== instanceId && this.follow(), () => this.follow()) ?? null;
-    this.poll = setInterval(() => this.follow(), POLL_MS);
-    this.poll.unref();
+    this.poll = options.duties.add({ name: 'event stream', wokenBy: ['events'], run: () => this.follow() });
   }
 
   /** Opens the relay of a boundary; `makeLog` gets the first id its log will hold, and the window is loaded into it. */
@@ -124,8 +115,7 @@ export class EventRelay {
     this.closing = true;
     await this.storing;
     this.closed = true;
-    clearInterval(this.poll);
-    await this.listener?.close();
+    this.poll.stop();
     await this.reading;
   }
 
@@ -151,7 +141,7 @@ export class EventRelay {
       const { firstId, stored } = result;
       if (stored.length < batch.length) this.options.logger.warn({ refused: batch.length - stored.length }, 'events of a turn taken over by another instance were not stored');
       if (firstId === null) continue;
-      this.ringer?.ring();
+      this.options.duties.ring('events');
       if (firstId === this.log.newestId + 1 && this.reading === null) {
         stored.forEach((draft, index) => this.log.appendRecord(recordOf(firstId + index, draft)));
       } else this.follow();

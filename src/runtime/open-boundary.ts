@@ -16,13 +16,14 @@ export interface BoundaryOpening extends Omit<Boundary, 'tools'> {
   tools: BoundaryToolsOptions;
 }
 
-/** The boundary's runtime; when it cannot open, its tools are closed again (the caller owns the store). */
+/** The boundary's runtime; when it cannot open, its tools and cluster duties are closed again (the caller owns the store). */
 export async function openBoundaryRuntime(opening: BoundaryOpening, deps: BoundaryRuntimeDeps): Promise<BoundaryRuntime> {
   const tools = boundaryTools(opening.tools);
   try {
     return await BoundaryRuntime.open({ ...opening, tools }, deps);
   } catch (error) {
     await tools.close();
+    await opening.duties?.close();
     throw error;
   }
 }

@@ -12,6 +12,7 @@ import { sql, type Kysely } from 'kysely';
 import { databaseNowMs } from '../store/turn-fence.ts';
 import type { Logger } from 'pino';
 import { Scheduler, type EnqueueResult, type Job, type SchedulerLimits } from '../runtime/turn/scheduler.ts';
+import type { ClusterSupervisor, Duty } from '../runtime/cluster-supervisor.ts';
 
 /** How often an instance publishes its queue and reads the others'. */
 export const CLUSTER_QUEUE_POLL_MS = 500;
@@ -37,29 +38,28 @@ export interface ClusterQueueOptions {
   leaseMs: number;
   scheduler: ClusterScheduler;
   logger: Logger;
+  /** the instance's one loop for background work, which publishes and reads */
+  supervisor: ClusterSupervisor;
 }
 
 export class ClusterQueue {
-  private readonly timer: NodeJS.Timeout;
-  private polling = false;
+  private readonly publishing: Duty;
   private stopped = false;
   private failing = false;
 
   constructor(private readonly options: ClusterQueueOptions) {
-    this.timer = setInterval(() => void this.poll(), CLUSTER_QUEUE_POLL_MS);
-    this.timer.unref();
+    this.publishing = options.supervisor.duty({ name: 'cluster queue', everyMs: CLUSTER_QUEUE_POLL_MS, run: () => this.poll() });
   }
 
   /** Stops publishing; this instance's count leaves the cluster's at once. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.publishing.stop();
     await this.options.db.deleteFrom('cluster_instances').where('instance_id', '=', this.options.instanceId).execute();
   }
 
   private async poll(): Promise<void> {
-    if (this.polling || this.stopped) return;
-    this.polling = true;
+    if (this.stopped) return;
     const { db, instanceId, leaseMs, scheduler, logger } = this.options;
     try {
       // one statement: this instance's count stored, the other live ones' summed
@@ -78,8 +78,6 @@ export class ClusterQueue {
       // the last sum stands; the next poll tries again
       if (!this.failing) logger.warn({ err: (error as Error).message }, 'could not publish or read the cluster\'s queued turns; trying again');
       this.failing = true;
-    } finally {
-      this.polling = false;
     }
   }
 }

@@ -11,8 +11,8 @@
 import { sql, type Kysely } from 'kysely';
 import { databaseNowMs } from '../store/turn-fence.ts';
 import type { Logger } from 'pino';
+import type { ClusterSupervisor, Duty } from '../runtime/cluster-supervisor.ts';
 
-/** Now on the database's clock, in epoch milliseconds: the instances' clocks need not agree. */
 /** Renewals and looks per lease, as for turns: a lease survives two missed renewals. */
 const TICKS_PER_LEASE = 3;
 
@@ -22,6 +22,8 @@ export interface ClusterTenantsOptions {
   instanceId: string;
   leaseMs: number;
   logger: Logger;
+  /** the instance's one loop for background work, which renews and looks */
+  supervisor: ClusterSupervisor;
   /** opens the tenant's runtime here (held until it is idle and its slot is wanted) */
   open(tenantId: string): Promise<void>;
   /** whether the tenant is one of the registry's (a row may name a tenant since removed) */
@@ -29,15 +31,13 @@ export interface ClusterTenantsOptions {
 }
 
 export class ClusterTenants {
-  private readonly timer: NodeJS.Timeout;
-  private ticking = false;
+  private readonly renewal: Duty;
   private stopped = false;
   /** the tenants whose runtime this instance holds */
   private readonly held = new Set<string>();
 
   constructor(private readonly options: ClusterTenantsOptions) {
-    this.timer = setInterval(() => void this.tick(), Math.max(1, Math.floor(options.leaseMs / TICKS_PER_LEASE)));
-    this.timer.unref();
+    this.renewal = options.supervisor.duty({ name: 'cluster tenants', everyMs: Math.max(1, Math.floor(options.leaseMs / TICKS_PER_LEASE)), run: () => this.tick() });
   }
 
   /**
@@ -72,15 +72,14 @@ export class ClusterTenants {
   /** Stops renewing and looking; `handOver`: this instance's rows run out now, for another to take its tenants. */
   async stop(handOver: boolean): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.renewal.stop();
     const { db, instanceId } = this.options;
     if (handOver) await db.updateTable('cluster_tenants').set({ lease_expires_at: 0 }).where('instance_id', '=', instanceId).execute();
     else await db.deleteFrom('cluster_tenants').where('instance_id', '=', instanceId).execute();
   }
 
   private async tick(): Promise<void> {
-    if (this.ticking || this.stopped) return;
-    this.ticking = true;
+    if (this.stopped) return;
     const { db, logger } = this.options;
     try {
       // an upsert, not an update: a row another instance deleted while this one was cut off comes back
@@ -105,8 +104,6 @@ export class ClusterTenants {
       }
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'could not renew or look through the cluster\'s tenants; trying again');
-    } finally {
-      this.ticking = false;
     }
   }
 }

@@ -34,6 +34,7 @@ import type { Kysely } from 'kysely';
 import { migrateAdministrativeDatabase } from './admin-migrations.ts';
 import { ClusterTenants } from './cluster-tenants.ts';
 import { ClusterQueue, ClusterScheduler } from './cluster-queue.ts';
+import type { ClusterSupervisor } from '../runtime/cluster-supervisor.ts';
 
 /**
  * A tenant's share of PostgreSQL connections. Its turns hold a connection only per statement or
@@ -60,6 +61,8 @@ export interface TenantHostingOptions {
   aloneOnRegistry: boolean;
   /** the administrative database (the claim's): with --cluster, which instance holds which tenant (cluster-tenants.ts) */
   adminDb: Kysely<any>;
+  /** --cluster: the instance's one loop for background work (runtime/cluster-supervisor.ts); null without */
+  supervisor: ClusterSupervisor | null;
   /** --webhook-url: server-wide URLs; each tenant's deliveries carry its id and leave from its own outbox */
   webhooks?: Omit<BoundaryWebhookDeps, 'firstLook'> | null;
 }
@@ -109,7 +112,7 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
       const runtime = await openBoundaryRuntime(
         {
           id: tenant.id, db: store.db, aloneOnDatabase: store.claim?.alone ?? true, workspaceRoots,
-          cluster: clusterMembership(config), doorbell: store.doorbell, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir,
+          cluster: clusterMembership(config), duties: options.supervisor?.boundary(store.doorbell) ?? null, catalog, limits: config.limits, yolo: config.yolo, projectInstructions: config.projectInstructions, stateDir,
           tools: { sandboxRunner, workspaceRoots, hostRunner: createProcessGroupRunner(), sandboxHome, serverFiles },
           revertSpace: revertSpaceOf(disks.get(tenant.id)),
         },
@@ -139,12 +142,14 @@ export async function startTenantHosting(options: TenantHostingOptions): Promise
 
   const runtimes = new TenantRuntimes({ maxActive: config.limits.maxActiveTenants, open: openTenant, logger });
   const tenantsById = new Map(registry.tenants.map((tenant) => [tenant.id, tenant]));
+  const { supervisor } = options;
   const clusterQueue =
-    scheduler instanceof ClusterScheduler
-      ? new ClusterQueue({ db: options.adminDb, instanceId: config.instanceId, leaseMs: config.turnLeaseSeconds * 1000, scheduler, logger })
+    scheduler instanceof ClusterScheduler && supervisor
+      ? new ClusterQueue({ db: options.adminDb, instanceId: config.instanceId, leaseMs: config.turnLeaseSeconds * 1000, scheduler, logger, supervisor })
       : null;
-  const clusterTenants = config.cluster
+  const clusterTenants = supervisor
     ? new ClusterTenants({
+        supervisor,
         db: options.adminDb,
         instanceId: config.instanceId,
         leaseMs: config.turnLeaseSeconds * 1000,

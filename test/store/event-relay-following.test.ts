@@ -9,14 +9,23 @@ import { createBackend, type TestBackend } from '../support/backends.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { EventRelay } from '../../src/runtime/event-relay.ts';
 import { EventLog } from '../../src/events/event-log.ts';
+import { ClusterSupervisor, type ClusterDuties } from '../../src/runtime/cluster-supervisor.ts';
 
 const BOUNDARY = 'following';
 const REPLAY_LIMIT = 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const supervisors: ClusterSupervisor[] = [];
+const boundaries: ClusterDuties[] = [];
+
+/** An instance's relay, run by a supervisor of its own (its poll every 500 ms), with its database's doorbell. */
 async function openRelay(store: Store, instanceId: string): Promise<EventRelay> {
+  const supervisor = new ClusterSupervisor({ instanceId, logger: pino({ level: 'silent' }) });
+  const duties = supervisor.boundary(store.doorbell);
+  supervisors.push(supervisor);
+  boundaries.push(duties);
   return EventRelay.open(
-    { db: store.db, boundaryId: BOUNDARY, instanceId, replayLimit: REPLAY_LIMIT, doorbell: store.doorbell, logger: pino({ level: 'silent' }) },
+    { db: store.db, boundaryId: BOUNDARY, replayLimit: REPLAY_LIMIT, duties, logger: pino({ level: 'silent' }) },
     (firstId) => new EventLog({ replayLimit: REPLAY_LIMIT, firstId }),
   );
 }
@@ -58,6 +67,8 @@ describe('a cluster relay follows the stream only while its log is watched', () 
   after(async () => {
     await alpha.close();
     await beta.close();
+    for (const duties of boundaries) await duties.close();
+    for (const supervisor of supervisors) supervisor.close();
     await alphaStore.close();
     await betaStore.close();
     await backend.drop();

@@ -23,6 +23,8 @@ export interface TestServerOptions {
   captureLogs?: boolean;
   /** the level of the captured log (default debug) */
   captureLevel?: 'debug' | 'info';
+  /** --cluster: the supervisor's poll (ServerTuning.clusterPollMs) */
+  clusterPollMs?: number;
 }
 
 export interface TestServer {
@@ -70,7 +72,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const logger = options.captureLogs
     ? pino({ level: options.captureLevel ?? 'debug' }, { write: (line: string) => void logLines.push(line) })
     : pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
-  const server = await startServer(config, env, logger, { keepAliveMs: options.keepAliveMs, confinement: options.confinement });
+  const server = await startServer(config, env, logger, { keepAliveMs: options.keepAliveMs, confinement: options.confinement, clusterPollMs: options.clusterPollMs });
   const url = `http://127.0.0.1:${server.port}`;
   const stop = stopOnce(server);
   return {

@@ -4,8 +4,9 @@
  * (store/turn-steers.ts) and waits for the turn's owner to say what became of it: given to the
  * turn (202 `steered`), or refused because the turn decided to end, in which case it waits for the
  * turn's end and the input becomes a turn of its own, as on a lone server. The owner gives the
- * steer to the turn at once when it took the request itself, else at its next poll (every 500 ms,
- * like cancels and answers). Every steer of a cluster goes through the table, so a retry with the
+ * steer to the turn at once when it took the request itself, else when the instance that took it
+ * rings the doorbell (or at the supervisor's poll, should the ring be lost), like cancels and
+ * answers. Every steer of a cluster goes through the table, so a retry with the
  * same clientRequestId answers the same on every instance.
  */
 import type { Logger } from 'pino';
@@ -17,7 +18,7 @@ import { nowIso, uuidv7 } from '../../domain/ids.ts';
 import type { CanonicalItem } from '../../agent/providers/types.ts';
 import type { ActiveTurns } from './active-turns.ts';
 import type { EventHub } from '../event-hub.ts';
-import { CLUSTER_SIGNAL_POLL_MS } from './turn-leases.ts';
+import type { ClusterDuties, Duty } from '../cluster-supervisor.ts';
 
 /** How often the instance that took a steer looks whether the owner decided, or the turn ended. */
 const DECISION_POLL_MS = 50;
@@ -26,8 +27,8 @@ const DECISION_POLL_MS = 50;
 export type SteerOutcome = { turnId: string } | null;
 
 export class ClusterSteers {
-  private readonly timer: NodeJS.Timeout;
-  private polling = false;
+  /** looks for steers taken on other instances for the turns held here */
+  private readonly looking: Duty;
   /** steers being given to a turn here, so that the poll and a direct delivery do not both claim one */
   private readonly delivering = new Set<string>();
 
@@ -37,13 +38,13 @@ export class ClusterSteers {
     private readonly active: ActiveTurns,
     private readonly hub: EventHub,
     private readonly logger: Logger,
+    private readonly duties: ClusterDuties,
   ) {
-    this.timer = setInterval(() => void this.poll(), CLUSTER_SIGNAL_POLL_MS);
-    this.timer.unref();
+    this.looking = duties.add({ name: 'turn steers', wokenBy: ['steer'], run: () => this.poll() });
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.looking.stop();
   }
 
   /** The steer stored with this clientRequestId, if any. */
@@ -69,6 +70,8 @@ export class ClusterSteers {
       }
       const held = this.active.get(turnId);
       if (held) await this.deliver({ id, turnId, sessionId, input, item }, held.record.attempt);
+      // the turn runs on another instance: its owner looks now
+      else this.duties.ring('steer');
       return this.settle({ id, turnId });
     }
   }
@@ -123,8 +126,7 @@ export class ClusterSteers {
   /** Steers taken by other instances (or before a takeover) reach the turns held here. */
   private async poll(): Promise<void> {
     const ids = this.active.ids();
-    if (this.polling || ids.length === 0) return;
-    this.polling = true;
+    if (ids.length === 0) return;
     try {
       const held = new Map(ids.flatMap((id) => {
         const turn = this.active.get(id);
@@ -134,8 +136,6 @@ export class ClusterSteers {
     } catch (error) {
       // the next poll tries again; a database outage is reported by the requests that meet it
       this.logger.debug({ err: error }, 'could not look for steers');
-    } finally {
-      this.polling = false;
     }
   }
 }

@@ -5,7 +5,7 @@ import type { EventHub } from '../event-hub.ts';
 import { NO_METRICS, type MetricsRecorder } from '../../telemetry/recorder.ts';
 import type { Db } from '../../store/database.ts';
 import { answersAmong, insertHumanRequest, listPendingRequests, resolveHumanRequest, withdrawHumanRequests } from '../../store/human-requests.ts';
-import { CLUSTER_SIGNAL_POLL_MS } from './turn-leases.ts';
+import type { ClusterDuties, Duty } from '../cluster-supervisor.ts';
 import type { Logger } from 'pino';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
 
@@ -27,7 +27,8 @@ export class HumanRequestRefused extends Error {}
 
 /**
  * --cluster: the requests of the boundary are rows too (store/human-requests.ts), so any instance
- * lists and answers them; the turn's owner polls for the answers to its own.
+ * lists and answers them; the turn's owner looks for the answers to its own when another instance
+ * rings that it gave one, and at the supervisor's poll in case a ring was lost.
  */
 export interface SharedRequests {
   db: Db;
@@ -35,6 +36,8 @@ export interface SharedRequests {
   /** the fencing number the turn runs under here; a request is stored only under it */
   attemptOf(turnId: string): number | undefined;
   logger: Logger;
+  /** the instance's supervisor, for this boundary */
+  duties: ClusterDuties;
 }
 
 /**
@@ -47,8 +50,8 @@ export class RequestBroker {
   private readonly consumed = new Set<string>();
   /** --cluster: per turn taken over while it waited, the request its former owner waited on (adopt) */
   private readonly adoptable = new Map<string, { request: HumanRequestRecord; answer: HumanDecision | null }>();
-  private pollTimer: NodeJS.Timeout | null = null;
-  private polling = false;
+  /** --cluster: looks for answers given on other instances while requests wait here */
+  private readonly answers: Duty | null;
 
   constructor(
     private readonly hub: EventHub,
@@ -58,7 +61,9 @@ export class RequestBroker {
     /** --webhook-url: each request is announced by webhook before it is published */
     private readonly webhooks: BoundaryWebhooks | null = null,
     private readonly logger: Logger | null = null,
-  ) {}
+  ) {
+    this.answers = shared?.duties.add({ name: 'request answers', wokenBy: ['answer'], run: () => this.lookForAnswers(shared) }) ?? null;
+  }
 
   /**
    * Publishes a request and waits for its answer. A request over 64 KiB of JSON or 100 options is
@@ -80,7 +85,6 @@ export class RequestBroker {
       new Promise<HumanDecision>((resolve, reject) => {
         this.pending.set(request.id, { request, check, resolve, reject });
         this.metrics.humanRequestOpened();
-        this.pollForAnswers();
         onWaiting();
         this.hub.emit('request.created', sessionId, turnId, published);
       });
@@ -162,7 +166,8 @@ export class RequestBroker {
     return new Promise<HumanDecision>((resolve, reject) => {
       this.pending.set(request.id, { request, resolve, reject });
       this.metrics.humanRequestOpened();
-      this.pollForAnswers();
+      // answered while its former owner was gone: found at once
+      this.answers?.wake();
       onWaiting();
     });
   }
@@ -237,6 +242,8 @@ export class RequestBroker {
       case 'resolved': {
         const entry = this.pending.get(outcome.request.id);
         if (entry) this.answer(entry, answer);
+        // the turn waits on another instance: its owner looks now
+        else shared.duties.ring('answer');
         return outcome.request;
       }
     }
@@ -248,35 +255,22 @@ export class RequestBroker {
     entry.resolve(decision);
   }
 
-  /** --cluster: while requests of this instance wait, answers given on other instances are looked for. */
-  private pollForAnswers(): void {
-    if (!this.shared || this.pollTimer) return;
-    const shared = this.shared;
-    this.pollTimer = setInterval(() => {
-      if (this.pending.size === 0) {
-        clearInterval(this.pollTimer!);
-        this.pollTimer = null;
-        return;
+  /** --cluster: answers given on other instances to the requests waiting here (nothing is asked while none waits). */
+  private async lookForAnswers(shared: SharedRequests): Promise<void> {
+    if (this.pending.size === 0) return;
+    try {
+      for (const [id, decision] of await answersAmong(shared.db, [...this.pending.keys()])) {
+        const entry = this.pending.get(id);
+        if (entry) this.answer(entry, decision);
       }
-      if (this.polling) return;
-      this.polling = true;
-      answersAmong(shared.db, [...this.pending.keys()])
-        .then((answers) => {
-          for (const [id, decision] of answers) {
-            const entry = this.pending.get(id);
-            if (entry) this.answer(entry, decision);
-          }
-        })
-        .catch((error: unknown) => shared.logger.debug({ err: error }, 'could not look for answers to human requests'))
-        .finally(() => (this.polling = false));
-    }, CLUSTER_SIGNAL_POLL_MS);
-    this.pollTimer.unref();
+    } catch (error) {
+      shared.logger.debug({ err: error }, 'could not look for answers to human requests');
+    }
   }
 
   /** Stops looking for answers given elsewhere (the boundary closes). */
   stop(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = null;
+    this.answers?.stop();
   }
 
   private settle(id: string): void {

@@ -18,6 +18,7 @@ import type { SessionRecord } from '../../domain/session.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Config } from '../../config/config.ts';
 import { TurnClaimLost } from './claim-lost.ts';
+import type { ClusterDuties, Duty } from '../cluster-supervisor.ts';
 
 /** How an instance of a cluster holds its turns: its name, and how long a lease lasts unrenewed. */
 export interface ClusterMembership {
@@ -32,11 +33,6 @@ export function clusterMembership(config: Pick<Config, 'cluster' | 'instanceId' 
 
 /** Renewals per lease: a lease survives two missed renewals. */
 const RENEWALS_PER_LEASE = 3;
-/**
- * How often an instance holding turns looks for cancels asked on other instances (CONTRACT.md §18:
- * acted on within 2 s). A poll, not LISTEN/NOTIFY: docs/CLUSTER.md says why.
- */
-export const CLUSTER_SIGNAL_POLL_MS = 500;
 /**
  * A queued turn moves to an instance with room only once it has waited this long: its holder,
  * which may be starting it that very moment, keeps a turn it has just admitted. A heuristic on the
@@ -61,13 +57,18 @@ export type TurnResumer = (taken: TakenTurn) => Promise<void>;
 
 export class TurnLeases {
   private readonly held = new Map<string, { attempt: number; holder: LeaseHolder; cancelSeen: boolean }>();
-  private readonly timer: NodeJS.Timeout;
-  private readonly cancelTimer: NodeJS.Timeout;
+  /** renews the leases held and sweeps for expired ones, a few times per lease */
+  private readonly renewal: Duty;
+  /** looks for cancels asked through other instances: at their ring, else at the supervisor's poll */
+  private readonly cancels: Duty;
+  /** starts turns queued elsewhere while this instance has room */
+  private readonly queued: Duty;
   /**
-   * Fires a lease after the last renewal: the turns held are stopped then, even while a renewal
+   * Due a lease after the last renewal: the turns held are stopped then, even while a renewal
    * still waits for an answer (a partition that drops packets fails no query until its deadline).
+   * It queries nothing, and the supervisor runs it beside a renewal that hangs.
    */
-  private watchdog: NodeJS.Timeout;
+  private readonly watchdog: Duty;
   private polling = false;
   private lastRenewedMs = performance.now();
   private ticking = false;
@@ -87,20 +88,24 @@ export class TurnLeases {
     private readonly hub: EventHub,
     /** --webhook-url: the ends of turns this instance takes over and ends are announced too */
     private readonly webhooks: BoundaryWebhooks | null = null,
+    /** the instance's supervisor, for this boundary: the loop that runs the work below, and the doorbell */
+    private readonly duties: ClusterDuties,
   ) {
-    this.timer = setInterval(() => void this.tick(), Math.max(100, Math.floor(membership.turnLeaseMs / RENEWALS_PER_LEASE)));
-    this.timer.unref();
-    this.cancelTimer = setInterval(() => void this.pollCancels(), CLUSTER_SIGNAL_POLL_MS);
-    this.cancelTimer.unref();
-    this.watchdog = this.armWatchdog();
+    const renewalMs = Math.max(100, Math.floor(membership.turnLeaseMs / RENEWALS_PER_LEASE));
+    // released leases (another instance handing over) are taken over at once
+    this.renewal = duties.add({ name: 'turn leases', everyMs: renewalMs, wokenBy: ['released'], run: () => this.tick() });
+    this.cancels = duties.add({ name: 'turn cancels', wokenBy: ['cancel'], run: () => this.pollCancels() });
+    this.queued = duties.add({ name: 'queued turns', run: () => this.pullQueued() });
+    // another instance queued a turn: it may move here once it has waited QUEUED_BEFORE_MOVE_MS
+    duties.on('queued', () => this.queued.dueIn(QUEUED_BEFORE_MOVE_MS));
+    this.watchdog = duties.add({ name: 'turn lease watchdog', everyMs: renewalMs, run: () => this.stopUnrenewed() });
+    this.armWatchdog();
   }
 
   /** The watchdog, due when the last renewal's lease runs out (or a renewal period from now, if it has). */
-  private armWatchdog(): NodeJS.Timeout {
+  private armWatchdog(): void {
     const due = this.lastRenewedMs + this.membership.turnLeaseMs - performance.now();
-    const timer = setTimeout(() => this.stopUnrenewed(), due > 0 ? due : this.membership.turnLeaseMs / RENEWALS_PER_LEASE);
-    timer.unref();
-    return timer;
+    this.watchdog.dueIn(due > 0 ? due : this.membership.turnLeaseMs / RENEWALS_PER_LEASE);
   }
 
   /** Unrenewed for a whole lease: another instance may hold the turns now, so they stop here. */
@@ -109,13 +114,12 @@ export class TurnLeases {
       this.logger.warn({ turns: this.held.size }, 'turn leases could not be renewed in time: stopping their turns');
       this.loseAll(new Set());
     }
-    this.watchdog = this.armWatchdog();
+    this.armWatchdog();
   }
 
   private renewed(sentMs: number): void {
     this.lastRenewedMs = Math.max(this.lastRenewedMs, sentMs);
-    clearTimeout(this.watchdog);
-    this.watchdog = this.armWatchdog();
+    this.armWatchdog();
   }
 
   /**
@@ -130,6 +134,8 @@ export class TurnLeases {
     if (admission === 'session_busy') throw new ApiError('session_busy', 'the session has an active turn');
     if (admission === 'session_not_found') throw new ApiError('session_not_found', 'no such session');
     this.hold(record.id, record.attempt, holder);
+    // no slot free here: it waits in the queue, where an instance with room may take it
+    if (movable && this.room && !this.room.free()) this.duties.ring('queued');
     return { queueFull: admission.stored === 'stored_queue_full', session: admission.session };
   }
 
@@ -175,6 +181,7 @@ export class TurnLeases {
    */
   async cancelElsewhere(boundaryId: string, turnId: string): Promise<TurnRecord | null> {
     await requestTurnCancel(this.db, turnId, nowIso());
+    this.duties.ring('cancel');
     const deadline = performance.now() + this.membership.turnLeaseMs + 5_000;
     for (;;) {
       const taken = await this.endExpired(turnId);
@@ -204,9 +211,7 @@ export class TurnLeases {
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    clearInterval(this.cancelTimer);
-    clearTimeout(this.watchdog);
+    for (const duty of [this.renewal, this.cancels, this.queued, this.watchdog]) duty.stop();
   }
 
   /**
@@ -223,6 +228,7 @@ export class TurnLeases {
   /** Gives up the leases on these turns at once, so that another instance's next sweep takes them over. */
   async releaseHeld(turnIds: readonly string[]): Promise<void> {
     await releaseTurnLeases(this.db, this.membership.instanceId, turnIds);
+    this.duties.ring('released');
   }
 
   /**
@@ -259,7 +265,6 @@ export class TurnLeases {
 
   /** Cancels asked through other instances (store/turn-leases.ts requestTurnCancel) reach the turns held here. */
   private async pollCancels(): Promise<void> {
-    void this.pullQueued();
     if (this.polling || this.held.size === 0) return;
     this.polling = true;
     try {

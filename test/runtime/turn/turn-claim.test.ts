@@ -3,6 +3,7 @@
 // round trip (every query of the store is counted). In a cluster, a former owner whose turn was
 // taken over sees one error whichever way it meets the loss (a journalled step, a state shown, its
 // end written, its lease renewed): TurnClaimLost, and the claim's holder hears of it.
+import { ClusterSupervisor } from '../../../src/runtime/cluster-supervisor.ts';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -98,6 +99,8 @@ describe('a former owner of a cluster\'s turn sees TurnClaimLost', () => {
   let db: Db;
   let hub: EventHub;
   const leaseSets: TurnLeases[] = [];
+  // the instance's loop: it renews and watches the leases
+  const supervisor = new ClusterSupervisor({ instanceId: 'alpha', logger });
 
   before(async () => {
     db = opened.store.db;
@@ -105,10 +108,11 @@ describe('a former owner of a cluster\'s turn sees TurnClaimLost', () => {
   });
   after(() => {
     for (const leases of leaseSets) leases.stop();
+    supervisor.close();
   });
 
   function claimsOf(turnLeaseMs: number): ClusterClaims {
-    const leases = new TurnLeases(db, { instanceId: 'alpha', turnLeaseMs }, logger, hub);
+    const leases = new TurnLeases(db, { instanceId: 'alpha', turnLeaseMs }, logger, hub, null, supervisor.boundary(null));
     leaseSets.push(leases);
     return new ClusterClaims({ boundary: { db, id: 'default', limits: { maxQueuedTurns: 10, maxQueuedTurnsPerTenant: 10 } }, leases, logger, prepare: () => Promise.resolve(null) });
   }
