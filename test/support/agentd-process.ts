@@ -40,8 +40,13 @@ async function ended(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
 }
 
-/** Starts agentd and waits until it listens; throws with its output if it exits first. */
-export async function startAgentd(args: string[], timeoutMs = 20_000): Promise<AgentdProcess> {
+/**
+ * Starts agentd and waits until it listens; throws with its output if it exits first. The bound is
+ * for a start that hangs, not a guess at how long one takes: at a load average of 31 on this
+ * two-core machine a cluster instance took 16 to 17 s to listen (main and issue 40's branch alike),
+ * and the former 20 s failed cluster tests with "agentd did not start" and an empty output.
+ */
+export async function startAgentd(args: string[], timeoutMs = 90_000): Promise<AgentdProcess> {
   const { child, stdout, stderr } = launch(args);
   const deadline = Date.now() + timeoutMs;
   while (!/listening on (http:\/\/\S+)/.test(stdout())) {
