@@ -9,9 +9,9 @@
  * where a program should stand. A program word that is computed at run time is unknown too; that
  * is judged per invocation (nested-commands.ts), after the wrappers are taken off.
  */
-import { withBashTree, type SyntaxNode } from './bash-parser.ts';
+import { parseBash, type SyntaxNode } from './bash-parser.ts';
 import { EXPANSIONS, readWord } from './shell-words.ts';
-import { unreadTextIn } from './tree-coverage.ts';
+import { restoreDashBeforeHeredoc, unreadTextIn } from './tree-coverage.ts';
 
 export interface Redirection {
   operator: string;
@@ -105,12 +105,12 @@ function joinedWords(source: string, nodes: readonly SyntaxNode[]): SyntaxNode[]
 }
 
 export function parseShell(source: string): ShellScript {
-  return withBashTree(source, (root) => {
-    const reader = new TreeReader(source);
-    reader.walk(root, []);
-    reader.script.unknown ??= unreadTextIn(source, root);
-    return reader.script;
-  });
+  const root = parseBash(source);
+  restoreDashBeforeHeredoc(source, root);
+  const reader = new TreeReader(source);
+  reader.walk(root, []);
+  reader.script.unknown ??= unreadTextIn(source, root);
+  return reader.script;
 }
 
 /** A script with no command, nothing expanded, nothing unknown: what a reading starts from. */
@@ -228,7 +228,7 @@ class TreeReader {
 
   /** `cmd > f`, `{ …; } > f`, `cat <<EOF | sh`: the redirections apply to every command of the body. */
   private redirected(node: SyntaxNode, inherited: Redirection[], pipedFrom: SimpleCommand | null | undefined): SimpleCommand | null {
-    const body = node.childForFieldName('body');
+    const body = node.children.find((child) => child.field === 'body');
     const holder: SimpleCommand = { argv: [], assignments: [], redirections: [] };
     const words: SyntaxNode[] = [];
     const tails: SyntaxNode[] = [];

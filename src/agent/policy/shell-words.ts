@@ -43,7 +43,7 @@ interface Reader {
  * between them).
  */
 export function readWord(...nodes: SyntaxNode[]): WordReading {
-  if (nodes.length === 1 && nodes[0].childCount === 0 && PLAIN.test(nodes[0].text)) {
+  if (nodes.length === 1 && nodes[0].children.length === 0 && PLAIN.test(nodes[0].text)) {
     return { words: [nodes[0].text], computed: false, glob: false, tilde: false, braces: false, misread: false };
   }
   const reader: Reader = { marked: '', misread: false, computed: false, glob: false, tilde: false };
@@ -63,7 +63,7 @@ function append(node: SyntaxNode, reader: Reader): void {
   else if (type === 'ansi_c_string') reader.marked += readAnsiCQuoted(text, 2)?.value ?? '';
   else if (type === 'string') appendDoubleQuoted(node, reader);
   else if (type === 'translated_string') for (const child of node.namedChildren) append(child, reader);
-  else if (node.childCount > 0) {
+  else if (node.children.length > 0) {
     // concatenation, brace_expression, command_name, variable_assignment: the pieces in order
     let at = node.startIndex;
     for (const child of node.children) {
