@@ -66,8 +66,12 @@ export function unwrap(command: Pick<SimpleCommand, 'argv' | 'redirections' | 'p
       return result;
     }
     const program = programName(current[0]);
-    const nested = shellScriptOf(current, command.redirections, command.pipedFrom);
-    if (nested !== null) return withScripts(result, nested);
+    const nested = shellScriptOf(current, command.redirections, command.pipedFrom) ?? runnerScript(program, current, () => stdinScripts(command.redirections, command.pipedFrom));
+    if (nested !== null && !isArgv(nested)) return withScripts(result, nested);
+    if (nested !== null) {
+      current = nested.argv;
+      continue;
+    }
     if (program === 'eval') return withScripts(result, scriptOfWords(current.slice(1), 'eval'));
     if (program === 'find') return withFindExecs(result, current);
     const next = program === 'parallel' ? parallelCommand(current) : program === 'coproc' ? coprocCommand(current) : wrappedCommand(program, current, result.scripts);
@@ -138,6 +142,53 @@ function wrappedCommand(program: string, current: readonly string[], scripts: st
   return current.slice(index + wrapper.positional);
 }
 
+/** Options of the programs that run a command line through a shell (`su -c`, `runuser -c`, `script -c`) that take a value. */
+const SU_VALUED = ['-c', '-s', '-g', '-G', '-w', '--command', '--session-command', '--shell', '--group', '--supp-group', '--whitelist-environment'];
+const RUNNERS: Record<string, Set<string>> = {
+  su: new Set(SU_VALUED),
+  runuser: new Set([...SU_VALUED, '-u', '--user']),
+  script: new Set(['-c', '--command', '-E', '--echo', '-I', '--log-in', '-O', '--log-out', '-B', '--log-io', '-T', '--log-timing', '-m', '--logging-format', '-o', '--output-limit']),
+};
+
+function isArgv(runs: string[] | string | { argv: string[] }): runs is { argv: string[] } {
+  return typeof runs === 'object' && !Array.isArray(runs);
+}
+
+/**
+ * What `su`, `runuser` and `script` run: the command line of `-c` (`--command`, `-lc`, also after
+ * the user name, where su passes it to the shell), read as a shell script; `runuser -u USER cmd`
+ * runs cmd itself; without either, the shell they start reads its script from standard input.
+ * null when `program` is none of them.
+ */
+function runnerScript(program: string, argv: readonly string[], input: () => string[] | string | null): string[] | string | { argv: string[] } | null {
+  const valued = Object.hasOwn(RUNNERS, program) ? RUNNERS[program] : undefined;
+  if (!valued) return null;
+  let user = false;
+  let command: string[] | string | null = null;
+  for (let index = 1; index < argv.length; index++) {
+    const word = wordText(argv[index]);
+    const [name, inline] = word.startsWith('--') ? [word.split('=')[0], word.includes('=') ? word.slice(word.indexOf('=') + 1) : null] : [word, null];
+    // `-c CMD`, `-lc CMD`, `-cCMD`: getopt reads a cluster of flags up to the first that takes a value
+    const cluster = /^-([A-Za-z]*?)c(.*)$/s.exec(word);
+    const attached = cluster !== null && ![...cluster[1]].some((flag) => valued.has(`-${flag}`)) ? cluster[2] : null;
+    if (name === '--command' || name === '--session-command' || attached !== null) {
+      const text = inline ?? (attached || null);
+      if (text === null) command ??= scriptOfWords(argv.slice(++index, index + 1), program);
+      else command ??= isComputed(argv[index]) ? `${program} runs a script computed at run time` : [text];
+      continue;
+    }
+    if ((name === '-s' || name === '--shell') && program !== 'script') {
+      const shell = inline ?? wordText(argv[index + 1] ?? '');
+      if (!SHELLS.has(programName(shell))) return `${program} runs its command with ${shell}, a shell agentd does not read`;
+    }
+    user ||= program === 'runuser' && command === null && (name === '-u' || name === '--user');
+    if (user && word === '--') return { argv: argv.slice(index + 1) };
+    if (user && !word.startsWith('-') && !valued.has(wordText(argv[index - 1]))) return { argv: argv.slice(index) };
+    if (valued.has(name) && inline === null) index++;
+  }
+  return command ?? input();
+}
+
 const SHELL_VALUED_OPTIONS = new Set(['-O', '+O', '-o', '+o', '--rcfile', '--init-file']);
 
 /**
@@ -201,7 +252,7 @@ function printedText(producer: SimpleCommand): string | null {
     const words = args[0] === '-n' || args[0] === '-E' ? args.slice(1) : args;
     return words.some((word) => word.startsWith('-e')) ? null : words.join(' ');
   }
-  if (program === 'cat' && args.length === 0) {
+  if (program === 'cat' && (args.length === 0 || (args.length === 1 && args[0] === '-'))) {
     const fed = producer.redirections.filter((redirection) => redirection.operator === '<<<' || redirection.body !== undefined);
     if (fed.length === 1 && !fed[0].computed) return fed[0].body ?? fed[0].target;
   }

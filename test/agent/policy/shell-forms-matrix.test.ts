@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBashParser } from '../../../src/agent/policy/bash-parser.ts';
 import { analyzeCommand } from '../../../src/agent/policy/command-analysis.ts';
+import { readCommandLine } from '../../../src/agent/policy/command-line.ts';
 import { decideToolCall, type PolicyContext } from '../../../src/agent/policy/decide.ts';
 import type { PermissionRule } from '../../../src/agent/policy/permission-rules.ts';
 import { canonicalizeInside } from '../../../src/workspace/paths.ts';
@@ -101,4 +102,44 @@ test('near misses still run: read-only lines unattended, loops and look-alikes a
     assert.ok(asked.action === 'ask' || (asked.action === 'run' && asked.unattended), `${line} gave ${asked.action}`);
   }
   assert.equal(decide('for i in a b; do echo "$i"; done').action, 'ask', 'a loop asks, as any line not provably read-only did before');
+});
+
+test('the `-` tree-sitter-bash drops before a heredoc (`python3 - <<EOF`) is read back as the argument bash gives', () => {
+  const python = "python3 - <<'EOF'\nprint(1)\nEOF";
+  assert.equal(readCommandLine(python).unknown, null);
+  assert.deepEqual(readCommandLine(python).invocations.map((invocation) => invocation.argv), [['python3', '-']]);
+  assert.equal(decide(python, { yolo: true }, denyTouch).action, 'run');
+  assert.equal(decide(python).action, 'ask');
+  assert.match(reasonOf(decide(python, {}, [{ tool: 'shell', pattern: 'python3 *', action: 'deny' }])), /pattern "python3 \*"/);
+  // judged as the same line without the `-` is (a heredoc is not read-only: it asks)
+  assert.equal(decide("cat - <<'EOF'\nhello\nEOF").action, decide("cat <<'EOF'\nhello\nEOF").action);
+  assert.equal(decide("cat - <<'EOF'\nhello\nEOF", { yolo: true }, denyTouch).action, 'run');
+  // a dangerous program in the same form is still refused, as that danger
+  assert.match(reasonOf(decide("mkfs.ext4 - <<'EOF'\nx\nEOF", { yolo: true })), /destroy the machine/);
+  // any other text the tree skips before a heredoc is still unknown
+  assert.match(reasonOf(decide("python3 -<<'EOF'\nx\nEOF", { yolo: true }, denyTouch)), /parser read "-<<" as "<<"/);
+  assert.deepEqual(readCommandLine("cat - - <<'EOF'\nx\nEOF").invocations[0].argv, ['cat', '-', '-']);
+});
+
+test('interpreter code is not shell: the interpreter is judged, not what its code runs', () => {
+  const line = `python3 -c "import os; os.system('touch made.txt')"`;
+  assert.deepEqual(readCommandLine(line).invocations.map((invocation) => invocation.argv[0]), ['python3']);
+  assert.equal(decide(line, { yolo: true }, denyTouch).action, 'run', 'a deny rule on touch cannot see into python');
+  assert.match(reasonOf(decide(line, { yolo: true }, [{ tool: 'shell', pattern: 'python3 *', action: 'deny' }])), /pattern "python3 \*"/);
+  for (const [program, flag] of [['perl', '-e'], ['node', '-e'], ['ruby', '-e']]) {
+    assert.equal(decide(`${program} ${flag} 'print 1'`).action, 'ask', program);
+  }
+});
+
+test('su, runuser and script: a command run through -c, through -u, or fed on standard input is judged', () => {
+  const runs = (line: string) => readCommandLine(line).invocations.map((invocation) => invocation.argv.join(' '));
+  assert.deepEqual(runs("su -c 'touch x'"), ['su -c touch x', 'touch x']);
+  assert.deepEqual(runs("su --command='touch x' root").at(-1), 'touch x');
+  assert.deepEqual(runs('su -ctouch').at(-1), 'touch');
+  assert.deepEqual(runs('runuser -u nobody touch x').at(-1), 'touch x');
+  assert.deepEqual(runs("script -O log -qc 'touch x' /dev/null").at(-1), 'touch x');
+  assert.deepEqual(runs("echo 'touch x' | su").at(-1), 'touch x');
+  assert.deepEqual(runs('su'), ['su']);
+  assert.match(readCommandLine("su -c 'touch x' -s /usr/bin/python3").unknown ?? '', /python3, a shell agentd does not read/);
+  assert.match(readCommandLine('c=x; su -c "$c"').unknown ?? '', /su runs a script computed at run time/);
 });
