@@ -98,7 +98,8 @@ export const GUARDS = {
   },
   'project-instructions': {
     modules: ['src/runtime/context/project-instructions.ts'],
-    tests: ['test/e2e/project-instructions.test.ts'],
+    timeoutMS: 15_000,
+    tests: ['test/runtime/context/project-instructions.test.ts', 'test/e2e/project-instructions.test.ts'],
   },
   'url-reading': {
     timeoutMS: 15_000,
