@@ -3,6 +3,7 @@ import { runModelStep, StepFailure, type RetryPolicy, type StepListener } from '
 import { addUsage } from './telemetry.ts';
 import { checkAnswer, MAX_OUTPUT_REASKS, OUTPUT_FORMAT_NAME, OutputInvalid, reaskItem, STRUCTURED_ANSWER_INSTRUCTION, type OutputSchema } from './structured-output.ts';
 import type { RecordedModelStep, RecordedStep } from '../domain/turn-step.ts';
+import { USER_COMMAND_STEP, userCommandItem } from './user-command.ts';
 
 export type { RecordedStep };
 
@@ -68,6 +69,8 @@ export interface AgentLoopOptions {
    * loop fails with OutputInvalid.
    */
   outputSchema?: OutputSchema;
+  /** the user's own shell command (`!command`): run as a `shell` call in place of any model request */
+  userCommand?: string;
 }
 
 /**
@@ -169,6 +172,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     }
   };
   try {
+    if (options.userCommand !== undefined) return await runUserCommand(options.userCommand);
     if (options.resumeFrom?.length) {
       // The recorded steps replace the user message given: they begin with the one first sent.
       items.length = 0;
@@ -257,6 +261,24 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       throw new AgentLoopFailure(error.cause, items, discardedText, progress);
     }
     throw new AgentLoopFailure(error, items, discardedText, progress);
+  }
+
+  /** The command's call, recorded before it runs, and its output; a resumed turn runs only what its steps left unanswered. */
+  async function runUserCommand(command: string): Promise<AgentLoopResult> {
+    items.length = 0;
+    if (options.resumeFrom?.length) {
+      for (const recorded of options.resumeFrom) items.push(...recorded.items);
+      persisted = items.length;
+      await runCalls(unansweredCalls(options.resumeFrom));
+    } else {
+      items.push(userCommandItem(command));
+      await persist(USER_COMMAND_STEP);
+      const call = toToolCall(items[0]!)!;
+      options.listener.toolStarted(call.callId, call.name, call.kind);
+      options.listener.toolArguments(call.callId, call.name, call.kind, call.input);
+      await runCalls([call]);
+    }
+    return finish({ status: 'completed' });
   }
 
   /** `answer`: the final answer, validated here when the turn has an output schema (OutputInvalid when it is not valid) */

@@ -462,6 +462,7 @@ class CreateTurn:
     files: Optional[list[CreateTurnFiles]] = None  # not with steer
     steer: Optional[bool] = None  # join the session's active turn (queued, running or waiting): the model gets the input before the turn's next request; with no active turn, an ordinary queued tu
     output_schema: Optional[dict[str, Any]] = None  # a JSON Schema (at most 64 KiB of JSON, its root "type": "object") the final answer must satisfy: the turn output and history carry the parsed `result`, the even
+    shell: Optional[bool] = None  # `!command` (CONTRACT.md §24): input is a shell command (at most 16,382 characters) the turn runs as the `shell` tool in the session cwd, through the approval po
 
     @classmethod
     def _from_json(cls, data: dict[str, Any]) -> CreateTurn:
@@ -472,6 +473,7 @@ class CreateTurn:
             files=from_list(CreateTurnFiles._from_json)(data["files"]) if "files" in data else None,
             steer=same(data["steer"]) if "steer" in data else None,
             output_schema=same(data["outputSchema"]) if "outputSchema" in data else None,
+            shell=same(data["shell"]) if "shell" in data else None,
         )
 
     def _to_json(self) -> dict[str, Any]:
@@ -487,6 +489,8 @@ class CreateTurn:
             out["steer"] = to_json(self.steer)
         if self.output_schema is not None:
             out["outputSchema"] = to_json(self.output_schema)
+        if self.shell is not None:
+            out["shell"] = to_json(self.shell)
         return out
 
 @dataclass
@@ -1195,10 +1199,10 @@ class GeneratedOperations:
         answer = self._transport.call("POST", f"/v1/sessions/{self._transport.quote(id)}/fork", query, payload, 201)
         return Session._from_json(answer)
 
-    def create_turn(self, id: str, body: Optional[CreateTurn] = None, *, input: Optional[str] = None, client_request_id: Optional[str] = None, images: Optional[list[CreateTurnImages]] = None, files: Optional[list[CreateTurnFiles]] = None, steer: Optional[bool] = None, output_schema: Optional[dict[str, Any]] = None) -> Turn:
+    def create_turn(self, id: str, body: Optional[CreateTurn] = None, *, input: Optional[str] = None, client_request_id: Optional[str] = None, images: Optional[list[CreateTurnImages]] = None, files: Optional[list[CreateTurnFiles]] = None, steer: Optional[bool] = None, output_schema: Optional[dict[str, Any]] = None, shell: Optional[bool] = None) -> Turn:
         """Queue a turn (idempotent per clientRequestId) (POST /v1/sessions/{id}/turns)"""
         query: dict[str, Any] = {}
-        payload = self._transport.body(body, {"input": input, "clientRequestId": client_request_id, "images": images, "files": files, "steer": steer, "outputSchema": output_schema}, ["input"])
+        payload = self._transport.body(body, {"input": input, "clientRequestId": client_request_id, "images": images, "files": files, "steer": steer, "outputSchema": output_schema, "shell": shell}, ["input"])
         answer = self._transport.call("POST", f"/v1/sessions/{self._transport.quote(id)}/turns", query, payload, 202)
         return Turn._from_json(answer)
 

@@ -7,7 +7,7 @@ import { showRecentTurns } from './sessions.ts';
 import { showEvent } from './event-view.ts';
 import { PromptLines } from './prompt-lines.ts';
 import { enableTerminalModes, extendedKeys } from './terminal-keys.ts';
-import { mentionedFiles } from './mentions.ts';
+import { turnBody } from './turn-body.ts';
 import { FilePicker } from './file-picker.ts';
 import { clearTypedLine, RequestDesk } from './request-desk.ts';
 import { describeError } from './errors.ts';
@@ -196,10 +196,7 @@ export class Chat {
     this.status.input(this.lines.line ?? '', this.queue.length);
     this.sessionsWithTurns.add(session.id);
     try {
-      const { outputSchema } = this.setup;
-      const { files, notes } = input.includes('@') ? mentionedFiles(input, this.setup.cwd) : { files: [], notes: [] };
-      for (const note of notes) this.output.notice(note);
-      const body = { input, ...(outputSchema ? { outputSchema } : {}), ...(files.length > 0 ? { files } : {}) };
+      const body = turnBody(input, this.setup, (note) => this.output.notice(note));
       const turn = await this.client.submitTurn(session.id, body, { retries: SUBMIT_RETRIES, signal: this.ending.signal });
       active.id = turn.id;
     } catch (error) {

@@ -1,4 +1,5 @@
 import { nowIso } from '../../domain/ids.ts';
+import { userCommandOf } from '../../agent/user-command.ts';
 import type { AgentLoopResult } from '../../agent/loop.ts';
 import type { RetryPolicy, StepListener } from '../../agent/model-step.ts';
 import { buildTelemetry } from '../../agent/telemetry.ts';
@@ -61,6 +62,8 @@ type ResetEvent = EventData<'model.context.reset'>;
  * turn goes on from the summary. `model.context.reset` is emitted wherever the context is replaced.
  */
 export async function prepareTurnContext(deps: CompactionDeps, turn: ActiveTurn, request: FirstRequest): Promise<PreparedContext> {
+  // the user's own command asks the model nothing, so it neither needs a context nor is `/compact`
+  if (userCommandOf(turn.record) !== null) return { context: [], command: null };
   const command = contextCommandOf(turn.record.input, turn.attachments);
   if (command === CLEAR_COMMAND) {
     emitReset(deps.hub, turn, 'clear');

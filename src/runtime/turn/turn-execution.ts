@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { TurnReceipt } from './turn-receipt.ts';
 import type { WorkspaceWatches } from '../../workspace/workspace-watches.ts';
 import { nowIso } from '../../domain/ids.ts';
+import { userCommandOf } from '../../agent/user-command.ts';
 import { runAgentLoop, type ToolCall, type ToolCallResult } from '../../agent/loop.ts';
 import { DEFAULT_RETRY } from '../../agent/model-step.ts';
 import { codingInstructions } from '../../agent/instructions.ts';
@@ -122,6 +123,7 @@ export class TurnExecution {
           steering: turn.steering,
           beforeRequest,
           outputSchema: turn.outputSchema ?? undefined,
+          userCommand: userCommandOf(text) ?? undefined,
         }));
       return { kind: 'completed', result, model, durationMs: performance.now() - startedMs, effect: prepared.command?.effect ?? 'append' };
     } finally {

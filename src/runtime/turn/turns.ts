@@ -1,4 +1,6 @@
 import { ApiError } from '../../domain/errors.ts';
+import { userCommandText } from '../../agent/user-command.ts';
+import { EVENT_TEXT_LIMIT } from '../../domain/event-text.ts';
 import type { TurnReverts } from './turn-reverts.ts';
 import { normalizeUuid, nowIso, uuidv7 } from '../../domain/ids.ts';
 import type { CreateTurnBody } from '../../api/schemas.ts';
@@ -74,7 +76,7 @@ export class TurnService {
    */
   async submit(rawSessionId: string, body: CreateTurnBody, traceParent?: TraceParent): Promise<TurnAdmission> {
     const session = await this.sessions.get(rawSessionId);
-    const digest = withOutputSchema(inputDigest(body.input, body.images, body.files), body.outputSchema);
+    const digest = withShell(withOutputSchema(inputDigest(body.input, body.images, body.files), body.outputSchema), body.shell);
     const clientRequestId = body.clientRequestId?.toLowerCase();
     if (clientRequestId) {
       const known = this.admittedInMemory(session.id, clientRequestId);
@@ -90,6 +92,7 @@ export class TurnService {
     if (body.input.trim() === '' && !(body.images?.length)) throw new ApiError('empty_input', 'input is blank and there is no image');
     if (body.steer && body.files?.length) throw new ApiError('invalid_attachment', 'a steer carries no files: attach them to a turn of their own', { entry: 'files[0]' });
     if (body.steer && body.outputSchema) throw new ApiError('invalid_output_schema', 'a steer carries no outputSchema: give it to a turn of its own');
+    if (body.shell) admitUserCommand(body);
     const outputSchema = body.outputSchema === undefined ? null : await admitOutputSchema(body.outputSchema);
     const attachments = decodeAttachments(body.images, body.files);
     if (body.steer) {
@@ -105,7 +108,7 @@ export class TurnService {
     if (this.active.isBusy(session.id)) throw new ApiError('session_busy', 'the session has an active turn');
     if (this.reverts?.isReverting(session.id)) throw new ApiError('session_busy', 'a turn of the session is being reverted');
     const id = uuidv7();
-    const text = { input: body.input, userText: body.input, outputSchema: outputSchema?.json ?? null };
+    const text = { ...(body.shell ? userCommandText(body.input) : { input: body.input, userText: body.input }), outputSchema: outputSchema?.json ?? null };
     const record: TurnRecord = {
       id,
       boundaryId: this.boundary.id,
@@ -252,6 +255,24 @@ async function admitOutputSchema(schema: unknown): Promise<OutputSchema> {
     if (error instanceof OutputSchemaRefused) throw new ApiError('invalid_output_schema', error.message);
     throw error;
   }
+}
+
+/** A `!command` turn's body (CONTRACT.md §24), or 400 `invalid_json` naming what it cannot carry. */
+function admitUserCommand(body: CreateTurnBody): void {
+  const refuse = (path: string, message: string) => {
+    throw new ApiError('invalid_json', `invalid request body at ${path}: ${message}`, [{ path, message }]);
+  };
+  // `!` and the command are the turn's user text, which fits the event-text bound (CONTRACT.md §8) whole
+  if (body.input.length > MAX_USER_COMMAND_CHARS) refuse('/input', `a shell command is at most ${MAX_USER_COMMAND_CHARS} characters`);
+  if (body.steer) refuse('/steer', 'a shell command is a turn of its own, never a steer');
+  if (body.images?.length || body.files?.length) refuse(body.images?.length ? '/images' : '/files', 'a shell command carries no attachments');
+  if (body.outputSchema) refuse('/outputSchema', 'a shell command has no answer to shape');
+}
+
+const MAX_USER_COMMAND_CHARS = EVENT_TEXT_LIMIT - 1;
+
+function withShell(digest: string, shell: boolean | undefined): string {
+  return shell ? createHash('sha256').update(digest).update('\0shell').digest('hex') : digest;
 }
 
 /** The idempotency digest covers the outputSchema: the same clientRequestId with another schema is another request. */
