@@ -12,17 +12,6 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 /** Answers any operation can give: access, the request head, internal errors and stopping. */
 const ANY_OPERATION_ERRORS = [401, 403, 414, 431, 500, 503];
 
-/*
- * A symbol, not a keyword: Ajv's strict mode refuses unknown keywords in the schemas it compiles,
- * and skips symbol keys, which TypeBox keeps when it copies a schema.
- */
-const EXTENSION = Symbol('x-agentd-extension');
-
-/** A body field beyond SPEC.md: marked `x-agentd-extension: true` in /openapi.json (CONTRACT.md §20). */
-export function asExtension<T extends object>(schema: T): T {
-  return Object.assign(schema, { [EXTENSION]: true });
-}
-
 /** Builds the OpenAPI 3.1 document from the operation table and the named schemas, once. */
 export function buildOpenApiDocument(version: string, contract: Contract): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
@@ -83,7 +72,6 @@ function toJsonSchema(named: Record<string, unknown>, schema: unknown, ownName?:
     }
     const copy: Record<string, unknown> = {};
     for (const [key, entry] of Object.entries(object)) copy[key] = walk(entry, depth + 1);
-    if ((value as Record<symbol, unknown>)[EXTENSION] === true) copy['x-agentd-extension'] = true;
     return copy;
   };
   return walk(schema, 0);

@@ -1,6 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Effort, HistoryEffect, TurnStatus, UsageCounters } from './domain-schemas.ts';
-import { asExtension } from './openapi.ts';
 
 /**
  * The contract in one place: these schemas validate requests, type the handlers and become the
@@ -139,12 +138,13 @@ export const CreateTurn = Type.Object(
         description: 'a JSON Schema (at most 64 KiB of JSON, its root "type": "object") the final answer must satisfy: the turn output and history carry the parsed `result`, the event turn.result announces it; an answer still not valid after two re-asks fails the turn with output_invalid. Not with steer',
       }),
     ),
-    shell: asExtension(Type.Optional(
+    shell: Type.Optional(
       Type.Boolean({
+        'x-agentd-extension': true,
         description:
           "`!command` (CONTRACT.md §24): input is a shell command (at most 16,382 characters) the turn runs as the `shell` tool in the session cwd, through the approval policy of the model's calls, without asking the model; the call and its output join the history, userText is `!` and the command. Not with steer, images, files or outputSchema",
       }),
-    )),
+    ),
   },
   { title: 'CreateTurn', additionalProperties: false },
 );

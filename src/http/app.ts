@@ -39,7 +39,8 @@ export interface AppOptions {
 }
 
 /** Ajv's options for the route schemas: nothing is removed, coerced or filled in, and the first error is enough. */
-const AJV_OPTIONS = { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } } as const;
+// `x-agentd-extension` marks a body field beyond SPEC.md in /openapi.json; Ajv's strict mode knows it as an annotation
+const AJV_OPTIONS = { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, keywords: ['x-agentd-extension'] as string[] } } as const;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
