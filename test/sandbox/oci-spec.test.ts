@@ -1,7 +1,7 @@
-/** The gVisor container's spec as data (runner/runtimes/oci-spec.ts): the same view and powers as a bubblewrap command's. */
+/** The gVisor sandbox's spec and a command's process as data (runner/runtimes/oci-spec.ts): the same view and powers as a bubblewrap command's. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { handOverSpec, tenantSpec } from '../../src/sandbox/runner/runtimes/oci-spec.ts';
+import { commandProcess, handOverSpec, sandboxSpec } from '../../src/sandbox/runner/runtimes/oci-spec.ts';
 
 const system = [
   { path: '/usr', symlink: null },
@@ -11,26 +11,43 @@ const system = [
 ];
 const identity = { uid: 900_000, gid: 900_000 };
 
+interface Process {
+  user: { uid: number; gid: number; additionalGids?: number[] }; args: string[]; env: string[]; cwd: string; capabilities: Record<string, string[]>; noNewPrivileges: boolean; rlimits?: { type: string; hard: number }[];
+}
+
 interface Spec {
-  process: { user: { uid: number; gid: number; additionalGids?: number[] }; args: string[]; env: string[]; cwd: string; capabilities: Record<string, string[]>; noNewPrivileges: boolean; rlimits?: { type: string; hard: number }[] };
+  process: Process;
   root: { readonly: boolean };
   mounts: { destination: string; type: string; source: string; options?: string[] }[];
   linux: { namespaces: { type: string }[]; uidMappings?: unknown };
 }
 
 function spec(home: string | null = '/stage/home'): Spec {
-  return tenantSpec({ rootfs: '/r', command: ['sh', '-c', 'id'], cwd: '/workspace/src', env: { PATH: '/usr/bin', HOME: '/home/agent' }, system, generatedEtc: '/gen', workspace: '/stage/workspace', home, identity, processes: 512 }) as Spec;
+  return sandboxSpec({ rootfs: '/r', system, generatedEtc: '/gen', workspace: '/stage/workspace', home, identity, processes: 512 }) as Spec;
 }
 
-describe('the gVisor container of a tenant command', () => {
-  it('runs as the guest\'s unprivileged host user with no capability and no_new_privs, 512 processes at most', () => {
-    const { process: guest } = spec();
-    assert.deepEqual(guest.user, { uid: 900_000, gid: 900_000, additionalGids: [] });
-    for (const set of Object.values(guest.capabilities)) assert.deepEqual(set, []);
-    assert.equal(guest.noNewPrivileges, true);
-    assert.deepEqual(guest.rlimits, [{ type: 'RLIMIT_NPROC', hard: 512, soft: 512 }]);
-    assert.deepEqual(guest.env, ['PATH=/usr/bin', 'HOME=/home/agent']);
-    assert.equal(guest.cwd, '/workspace/src');
+describe('the gVisor sandbox of a tenant and its commands', () => {
+  it('starts the sandbox with a first process that holds no capability and is not the guest (none of its 512)', () => {
+    const { process: first } = spec();
+    assert.deepEqual(first.user, { uid: 0, gid: 0, additionalGids: [] });
+    for (const set of Object.values(first.capabilities)) assert.deepEqual(set, []);
+    assert.equal(first.noNewPrivileges, true);
+    assert.deepEqual(first.rlimits, [{ type: 'RLIMIT_NPROC', hard: 512, soft: 512 }]);
+  });
+
+  it('runs a command in a PID namespace of its own as the guest\'s unprivileged host user, in its cwd, 512 processes at most', () => {
+    const command = commandProcess({ argv: ['sh', '-c', 'id'], cwd: '/workspace/src', env: { PATH: '/usr/bin', HOME: '/home/agent' }, identity, processes: 512 }) as Process;
+    assert.deepEqual(command.user, { uid: 900_000, gid: 900_000, additionalGids: [] });
+    assert.deepEqual(command.args, ['/usr/bin/unshare', '--pid', '--fork', '--', 'sh', '-c', 'id']);
+    // only what unshare needs, which the command's exec clears (the guest is not root); nothing inheritable or ambient
+    assert.deepEqual(command.capabilities.effective, ['CAP_SYS_ADMIN']);
+    assert.deepEqual(command.capabilities.bounding, ['CAP_SYS_ADMIN']);
+    assert.deepEqual(command.capabilities.inheritable, []);
+    assert.deepEqual(command.capabilities.ambient, []);
+    assert.equal(command.noNewPrivileges, true);
+    assert.deepEqual(command.rlimits, [{ type: 'RLIMIT_NPROC', hard: 512, soft: 512 }]);
+    assert.deepEqual(command.env, ['PATH=/usr/bin', 'HOME=/home/agent']);
+    assert.equal(command.cwd, '/workspace/src');
   });
 
   it('shows the system read-only, the generated identity files instead of the host\'s, and only the workspace and HOME writable', () => {

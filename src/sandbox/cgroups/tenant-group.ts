@@ -67,6 +67,11 @@ export class TenantCgroup {
     return new CommandCgroup(this.version, directory, entryFiles);
   }
 
+  /** The cgroup.procs files a process writes "0" to to join the tenant's own group (what the runtime keeps for all its commands, gVisor's sandbox). */
+  get entryFiles(): string[] {
+    return this.directories.map((directory) => join(directory, 'cgroup.procs'));
+  }
+
   /** How many processes the memory limit has killed so far. */
   oomKills(): number {
     const file = this.version === 2 ? 'memory.events' : 'memory.oom_control';

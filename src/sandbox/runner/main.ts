@@ -76,7 +76,7 @@ async function prepare(resources: Resources): Promise<SandboxContext> {
   const tenantLayout = { workspace, home, generatedEtc: resources.staging?.etc ?? etc.directory, system };
   const staged = identity === null ? null : { ...identity, staging: resources.staging! };
   resources.runtime = runtimeName === 'gvisor'
-    ? await startGvisorRuntime({ tools, layout: { ...tenantLayout, generatedEtc: etc.directory }, identity: staged!, networkHolderPid: resources.network!.holderPid, environment: process.env, processes: SANDBOX_LIMITS.processes })
+    ? await startGvisorRuntime({ tools, layout: { ...tenantLayout, generatedEtc: etc.directory }, identity: staged!, networkHolderPid: resources.network!.holderPid, environment: process.env, processes: SANDBOX_LIMITS.processes, tenantEntryFiles: resources.cgroup.entryFiles })
     : bubblewrapRuntime({ tools, layout: tenantLayout, identity: staged, enterNetwork: resources.network!.enterPrefix(tools) });
   const context: SandboxContext = { runtime: resources.runtime, cgroup: resources.cgroup };
   await proveConfinement(context);

@@ -29,8 +29,10 @@ export function bubblewrapRuntime(setup: BubblewrapSetup): SandboxRuntime {
   const prefix = [...(identity === null ? [] : identity.staging.enterAsGuest(identity)), ...setup.enterNetwork, setup.tools.bwrap];
   return {
     name: 'bubblewrap',
-    launch: ({ argv, cwd }) => ({
+    // everything a command starts is in its cgroup: nothing to stop elsewhere
+    launch: async ({ argv, cwd }) => ({
       argv: [...prefix, ...bubblewrapArguments({ view: 'tenant', ...view, command: argv, cwd, env: GUEST_ENVIRONMENT })],
+      stop: async () => {},
       release() {},
     }),
     close() {},

@@ -1,9 +1,10 @@
 /**
- * The OCI runtime spec (config.json) of one gVisor container: the same view a bubblewrap command
- * gets (bubblewrap.ts, `tenant`), written as mounts. An empty read-only root holding only mount
+ * The OCI runtime spec (config.json) of the tenant's gVisor sandbox, and the process (process.json)
+ * each command is exec'd as: the same view a bubblewrap command gets (bubblewrap.ts, `tenant`),
+ * written as mounts. An empty read-only root holding only mount
  * points, the system entries read-only, the generated passwd, group, hosts and resolv.conf, a
- * private /tmp, HOME and /workspace writable, no capabilities, no_new_privs, exactly the given
- * environment. The guest's uid is its unprivileged host user's own: with the host's network
+ * /tmp of the sandbox's own, HOME and /workspace writable, no capabilities, no_new_privs, exactly
+ * the given environment. The guest's uid is its unprivileged host user's own: with the host's network
  * (how its sockets pass the tenant's nftables filter) this runsc refuses a user namespace, and a
  * uid inside gVisor's kernel is only a number its file proxy gives the files the guest writes.
  */
@@ -22,24 +23,22 @@ export interface OciMount {
   options?: string[];
 }
 
-export interface TenantContainer {
+/** The tenant's one gVisor sandbox: its view, who the guest is, and how many processes the guest may have. */
+export interface TenantSandbox {
   rootfs: string;
-  command: readonly string[];
-  cwd: string;
-  env: Readonly<Record<string, string>>;
   system: readonly SystemEntry[];
   /** directory holding the generated passwd, group, hosts and resolv.conf */
   generatedEtc: string;
   workspace: string;
-  /** null: a fresh tmpfs HOME per command */
+  /** null: a tmpfs HOME, the sandbox's own */
   home: string | null;
   /** the guest's unprivileged host user, its uid inside too: it owns what the guest writes */
   identity: HostIdentity;
-  /** processes the guest may have at once, counted by gVisor's kernel (RLIMIT_NPROC) */
+  /** processes the guest may have at once, counted by the sandbox's one gVisor kernel (RLIMIT_NPROC) */
   processes: number;
 }
 
-export function tenantMounts(container: Pick<TenantContainer, 'system' | 'generatedEtc' | 'workspace' | 'home' | 'identity'>): OciMount[] {
+export function tenantMounts(container: Pick<TenantSandbox, 'system' | 'generatedEtc' | 'workspace' | 'home' | 'identity'>): OciMount[] {
   const readOnly = (path: string, source = path): OciMount => ({ destination: path, type: 'bind', source, options: ['rbind', 'ro', 'nosuid', 'nodev'] });
   const writable = (destination: string, source: string): OciMount => ({ destination, type: 'bind', source, options: ['rbind', 'rw', 'nosuid', 'nodev'] });
   return [
@@ -55,27 +54,66 @@ export function tenantMounts(container: Pick<TenantContainer, 'system' | 'genera
 
 const NO_CAPABILITIES = { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] };
 
-export function tenantSpec(container: TenantContainer): object {
+/** Printed by the sandbox's first process once gVisor's kernel runs it: the sandbox takes commands. */
+export const SANDBOX_READY_LINE = 'agentd-sandbox-ready';
+
+/**
+ * The long-lived container whose sandbox runs every command of the tenant (`runsc exec`): its
+ * first process only says it is up and sleeps, as root of gVisor's kernel without any capability,
+ * so it is none of the guest's 512 processes.
+ */
+export function sandboxSpec(sandbox: TenantSandbox): object {
   return {
     ociVersion: '1.0.2',
     process: {
       terminal: false,
-      user: { uid: container.identity.uid, gid: container.identity.gid, additionalGids: [] },
-      args: [...container.command],
-      env: Object.entries(container.env).map(([name, value]) => `${name}=${value}`),
-      cwd: container.cwd,
+      user: { uid: 0, gid: 0, additionalGids: [] },
+      args: ['/bin/sh', '-c', `echo ${SANDBOX_READY_LINE}; while :; do sleep 3600; done`],
+      env: ['PATH=/usr/bin:/bin'],
+      cwd: '/',
       capabilities: NO_CAPABILITIES,
       noNewPrivileges: true,
-      rlimits: [{ type: 'RLIMIT_NPROC', hard: container.processes, soft: container.processes }],
+      rlimits: processLimit(sandbox.processes),
     },
-    root: { path: container.rootfs, readonly: true },
+    root: { path: sandbox.rootfs, readonly: true },
     hostname: GUEST_HOSTNAME,
-    mounts: tenantMounts(container),
+    mounts: tenantMounts(sandbox),
     linux: {
       // no network namespace here: runsc (--network=host) serves the guest's sockets from the tenant's, which it was started in
       namespaces: [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
     },
   };
+}
+
+/** What `unshare` needs for the command's PID namespace; execing the command drops it (the guest is not root). */
+const NAMESPACE_CAPABILITY = ['CAP_SYS_ADMIN'];
+
+/**
+ * One command as a `runsc exec` process (its process.json): `unshare --pid --fork` as the guest's
+ * user, in the command's cwd, holding only CAP_SYS_ADMIN of gVisor's kernel, which its exec of the
+ * command clears (a process that is not root keeps no capability across exec without ambient ones).
+ * While `unshare` holds it, no other guest process may trace it (a tracer needs every capability
+ * of its tracee), and no_new_privs keeps the command from regaining it. The command is the init of
+ * its namespace: when it ends or is killed, gVisor's kernel kills every process in that namespace,
+ * whatever session or process group they made, and `unshare` reaps it; the tenant's other commands
+ * are untouched. Every one of these processes is created by the guest's user, so the kernel counts
+ * each against the guest's limit (a process made by root and then given the guest's uid is not).
+ */
+export function commandProcess(command: { argv: readonly string[]; cwd: string; env: Readonly<Record<string, string>>; identity: HostIdentity; processes: number }): object {
+  return {
+    terminal: false,
+    user: { uid: command.identity.uid, gid: command.identity.gid, additionalGids: [] },
+    args: ['/usr/bin/unshare', '--pid', '--fork', '--', ...command.argv],
+    env: Object.entries(command.env).map(([name, value]) => `${name}=${value}`),
+    cwd: command.cwd,
+    capabilities: { ...NO_CAPABILITIES, bounding: NAMESPACE_CAPABILITY, effective: NAMESPACE_CAPABILITY, permitted: NAMESPACE_CAPABILITY },
+    noNewPrivileges: true,
+    rlimits: processLimit(command.processes),
+  };
+}
+
+function processLimit(processes: number): object[] {
+  return [{ type: 'RLIMIT_NPROC', hard: processes, soft: processes }];
 }
 
 /**

@@ -1,0 +1,106 @@
+/**
+ * The tenant's one gVisor sandbox: a long-lived container (`runsc run` of sandboxSpec, oci-spec.ts)
+ * whose single gVisor kernel runs every command of the tenant (`runsc exec`), so that kernel counts
+ * all the guest's processes against its 512 and the sandbox's memory is all in the tenant's cgroup.
+ *
+ * `runsc run` is started in the tenant's own cgroup (not a command's: it outlives commands), as
+ * root, in the staging mount namespace (the bind sources) and the tenant's network namespace, and
+ * is killed with the runner (setpriv --pdeathsig); it keeps gVisor's sandbox and file proxy
+ * attached, so they die with it. When it ends for any other reason (runsc crashed, the memory limit
+ * killed the sandbox), the commands running in it fail and the next command starts a new one.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ENTER_CGROUP_THEN_EXEC } from '../sandboxed-process.ts';
+import { SANDBOX_READY_LINE } from './oci-spec.ts';
+
+/** How long a sandbox may take to boot before it is given up (a loaded 2-core machine takes seconds). */
+const START_TIMEOUT_MS = 60_000;
+
+export interface SandboxOptions {
+  /** the runner's runsc directory: bundles live here */
+  directory: string;
+  /** runsc's --root */
+  state: string;
+  /** argv that runs runsc (with its global flags) as root in the staging mount and tenant network namespaces, killed with the runner */
+  runsc: string[];
+  /** the tenant cgroup's cgroup.procs files */
+  tenantEntryFiles: string[];
+  /** the sandbox's config.json */
+  spec: object;
+}
+
+interface Running {
+  id: string;
+  process: ChildProcess;
+}
+
+export class GvisorSandbox {
+  private started = 0;
+  private running: Promise<Running> | null = null;
+
+  constructor(private readonly options: SandboxOptions) {}
+
+  /** The id of the running sandbox, started first when there is none (the runner's first command, or the next after a crash). */
+  async containerId(): Promise<string> {
+    this.running ??= this.start().catch((error: unknown) => {
+      this.running = null;
+      throw error;
+    });
+    return (await this.running).id;
+  }
+
+  /** Ends the sandbox (the runner is stopping; its cgroup is emptied next anyway). */
+  close(): void {
+    void this.running?.then((sandbox) => sandbox.process.kill('SIGKILL'), () => {});
+    this.running = null;
+  }
+
+  private start(): Promise<Running> {
+    this.started += 1;
+    const id = `agentd-${process.pid}-sandbox-${this.started}`;
+    const bundle = join(this.options.directory, id);
+    mkdirSync(bundle, { mode: 0o700 });
+    writeFileSync(join(bundle, 'config.json'), JSON.stringify(this.options.spec));
+    const child = spawn('/bin/sh', ['-c', ENTER_CGROUP_THEN_EXEC, 'sh', ...this.options.tenantEntryFiles, '--', ...this.options.runsc, '--network=host', 'run', '--bundle', bundle, id], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: '/usr/bin:/bin' },
+    });
+    child.once('exit', () => {
+      // a later command must not exec into a sandbox that is gone; it starts the next one
+      if (this.running !== null) void this.running.then((sandbox) => sandbox.process === child && (this.running = null), () => {});
+      rmSync(bundle, { recursive: true, force: true });
+      for (const name of safeReaddir(this.options.state)) if (name.includes(id)) rmSync(join(this.options.state, name), { recursive: true, force: true });
+    });
+    return new Promise((resolve, reject) => {
+      let stdout = '';
+      let stderr = '';
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`the gVisor sandbox did not start within ${START_TIMEOUT_MS / 1000} s`));
+      }, START_TIMEOUT_MS);
+      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4096)));
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        if (!stdout.includes(SANDBOX_READY_LINE)) return;
+        clearTimeout(timer);
+        child.stdout!.removeAllListeners('data').resume();
+        resolve({ id, process: child });
+      });
+      child.once('error', (error) => reject(error));
+      child.once('exit', (status, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`runsc cannot start the sandbox: ${stderr.trim() || `exit ${status ?? signal}`}`));
+      });
+    });
+  }
+}
+
+export function safeReaddir(directory: string): string[] {
+  try {
+    return readdirSync(directory);
+  } catch {
+    return [];
+  }
+}
