@@ -1,7 +1,7 @@
 /**
  * The sandbox's cost (issues 14 and 41), for each runtime: `true` run on the host (spawn) against
  * `true` run through a live runner (bin/agentd-sandbox: cgroup entry, tenant network namespace,
- * then bubblewrap, or one gVisor container by runsc), p50 and p99, and the runner's start to `ready`.
+ * then bubblewrap, or `runsc exec` into the tenant's gVisor sandbox), p50 and p99, and the runner's start to `ready`.
  *
  *   npm run build && node --import tsx bench/sandbox.ts
  *     BENCH_RUNS runs of each (default 200), BENCH_RUNTIMES (default bubblewrap,gvisor),
