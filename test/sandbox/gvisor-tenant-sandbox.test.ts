@@ -14,25 +14,13 @@ import { waitUntil } from '../e2e/sandbox-support.ts';
 import { sandboxClient, scratchDirectory, shell } from './support.ts';
 
 /** Forks up to `count` sleeping children, says how many it got, and ends them once /workspace/release exists. */
-function forkAndHold(count: number): string {
-  return `python3 -c "
-import os, signal, time
-children = []
-try:
-    while len(children) < ${count}:
-        pid = os.fork()
-        if pid == 0:
-            time.sleep(900)
-            os._exit(0)
-        children.append(pid)
-except OSError as error:
-    pass
-print('forked', len(children), flush=True)
-while not os.path.exists('/workspace/release'): time.sleep(0.5)
-for pid in children: os.kill(pid, signal.SIGKILL)
-for pid in children: os.waitpid(pid, 0)
-"`;
-}
+const FORK_AND_HOLD = `
+my @children;
+for (1 .. $ARGV[0]) { my $pid = fork(); last unless defined $pid; if ($pid == 0) { sleep 900; exit 0 } push @children, $pid }
+$| = 1; print "forked " . scalar(@children) . "\\n";
+sleep 1 until -e "/workspace/release";
+kill "KILL", @children; waitpid($_, 0) for @children;
+`;
 
 /** Every guest process's command line, as `tr` prints it (arguments followed by a space). */
 async function guestCommandLines(client: SandboxClient): Promise<string[]> {
@@ -55,7 +43,7 @@ describe('the tenant\'s one gVisor sandbox', () => {
 
   it('holds two concurrent commands of the tenant to 512 processes together, not 512 each', { timeout: 420_000 }, async () => {
     const outputs = ['', ''];
-    const calls = outputs.map((_, index) => client.call({ type: 'run', shell: forkAndHold(FORKS), timeoutMs: 400_000 }, { onOutput: (_stream, data) => (outputs[index] += data) }));
+    const calls = outputs.map((_, index) => client.call({ type: 'run', argv: ['perl', '-e', FORK_AND_HOLD, String(FORKS)], timeoutMs: 400_000 }, { onOutput: (_stream, data) => (outputs[index] += data) }));
     try {
       await waitUntil(() => outputs.every((output) => output.includes('forked')), 380_000);
     } finally {
@@ -63,7 +51,7 @@ describe('the tenant\'s one gVisor sandbox', () => {
     }
     const results = await Promise.all(calls);
     const forked = outputs.map((output) => Number(/forked (\d+)/.exec(output)![1]));
-    // each command's unshare and python and their children are every guest process of the tenant (the sandbox's own first process is not the guest's)
+    // each command's unshare and perl and their children are every guest process of the tenant (the sandbox's own first process is not the guest's)
     assert.equal(forked[0] + forked[1] + 4, SANDBOX_LIMITS.processes, `forked ${forked.join(' and ')}`);
     assert.ok(forked.some((count) => count < FORKS), 'one of them was refused');
     for (const result of results) assert.equal(result.outcome?.exitCode, 0);

@@ -36,7 +36,7 @@ export const RUNSC_DIRECTORY_PREFIX = 'agentd-runsc-';
  * the sandbox's one gVisor kernel (RLIMIT_NPROC, oci-spec.ts) across all the tenant's commands;
  * this bound keeps runsc itself from exhausting the host.
  */
-export const GVISOR_HOST_TASKS = 4096;
+export const GVISOR_HOST_TASKS = 16384;
 
 /** gVisor platforms (how the sentry intercepts the guest's system calls); runsc's own default when unset. */
 const PLATFORMS = ['ptrace', 'systrap', 'kvm'];

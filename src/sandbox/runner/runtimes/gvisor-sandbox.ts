@@ -10,7 +10,7 @@
  * killed the sandbox), the commands running in it fail and the next command starts a new one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTER_CGROUP_THEN_EXEC } from '../sandboxed-process.ts';
 import { SANDBOX_READY_LINE } from './oci-spec.ts';
@@ -34,6 +34,19 @@ export interface SandboxOptions {
 interface Running {
   id: string;
   process: ChildProcess;
+  /** the pid of gVisor's kernel (`runsc-sandbox`), from runsc's state */
+  sandboxPid: number | null;
+}
+
+function sandboxAlive(sandbox: Running): boolean {
+  if (sandbox.process.exitCode !== null || sandbox.process.signalCode !== null) return false;
+  if (sandbox.sandboxPid === null) return true;
+  try {
+    process.kill(sandbox.sandboxPid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export class GvisorSandbox {
@@ -48,7 +61,12 @@ export class GvisorSandbox {
       this.running = null;
       throw error;
     });
-    return (await this.running).id;
+    const sandbox = await this.running;
+    if (sandboxAlive(sandbox)) return sandbox.id;
+    // killed (say by the memory limit) but `runsc run` has not exited yet: a command exec'd now would find it stopped
+    sandbox.process.kill('SIGKILL');
+    if (this.running !== null && (await this.running) === sandbox) this.running = null;
+    return this.containerId();
   }
 
   /** Ends the sandbox (the runner is stopping; its cgroup is emptied next anyway). */
@@ -86,7 +104,7 @@ export class GvisorSandbox {
         if (!stdout.includes(SANDBOX_READY_LINE)) return;
         clearTimeout(timer);
         child.stdout!.removeAllListeners('data').resume();
-        resolve({ id, process: child });
+        resolve({ id, process: child, sandboxPid: sandboxPidOf(this.options.state, id) });
       });
       child.once('error', (error) => reject(error));
       child.once('exit', (status, signal) => {
@@ -95,6 +113,20 @@ export class GvisorSandbox {
       });
     });
   }
+}
+
+/** runsc's state file (`<id>_sandbox:<id>.state`, JSON) names the sandbox's pid; null when this runsc writes it elsewhere. */
+function sandboxPidOf(state: string, id: string): number | null {
+  for (const name of safeReaddir(state)) {
+    if (!name.includes(id) || !name.endsWith('.state')) continue;
+    try {
+      const pid = (JSON.parse(readFileSync(join(state, name), 'utf8')) as { sandbox?: { pid?: number } }).sandbox?.pid;
+      if (typeof pid === 'number' && pid > 0) return pid;
+    } catch {
+      // being written
+    }
+  }
+  return null;
 }
 
 export function safeReaddir(directory: string): string[] {
