@@ -12,11 +12,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runToEnd } from '../run-to-end.ts';
 import { ENTER_CGROUP_THEN_EXEC } from '../sandboxed-process.ts';
 import { SANDBOX_READY_LINE } from './oci-spec.ts';
 
 /** How long a sandbox may take to boot before it is given up (a loaded 2-core machine takes seconds). */
 const START_TIMEOUT_MS = 60_000;
+/** How long `runsc state` may take before the sandbox is taken for gone. */
+const STATE_TIMEOUT_MS = 30_000;
 
 export interface SandboxOptions {
   /** the runner's runsc directory: bundles live here */
@@ -57,16 +60,34 @@ export class GvisorSandbox {
 
   /** The id of the running sandbox, started first when there is none (the runner's first command, or the next after a crash). */
   async containerId(): Promise<string> {
+    const sandbox = await this.current();
+    if (sandboxAlive(sandbox) && (await this.containerRunning(sandbox.id))) return sandbox.id;
+    // killed (say by the memory limit) but `runsc run` has not exited yet: a command exec'd now would find it stopped.
+    // The memory limit can kill the container's first process and leave runsc-sandbox alive, so only `runsc state` sees it.
+    sandbox.process.kill('SIGKILL');
+    if (this.running !== null && (await this.running) === sandbox) this.running = null;
+    // a sandbox just started is taken as it is: a runsc whose state always fails must not restart forever
+    return (await this.current()).id;
+  }
+
+  private current(): Promise<Running> {
     this.running ??= this.start().catch((error: unknown) => {
       this.running = null;
       throw error;
     });
-    const sandbox = await this.running;
-    if (sandboxAlive(sandbox)) return sandbox.id;
-    // killed (say by the memory limit) but `runsc run` has not exited yet: a command exec'd now would find it stopped
-    sandbox.process.kill('SIGKILL');
-    if (this.running !== null && (await this.running) === sandbox) this.running = null;
-    return this.containerId();
+    return this.running;
+  }
+
+  /** Whether runsc still takes the container for running (one `runsc state`, about 0.1–0.3 s under load). */
+  private async containerRunning(id: string): Promise<boolean> {
+    const { runsc } = this.options;
+    const result = await runToEnd(runsc[0], [...runsc.slice(1), 'state', id], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: STATE_TIMEOUT_MS, stdout: true });
+    if (result.error || result.status !== 0) return false;
+    try {
+      return (JSON.parse(result.stdout) as { status?: string }).status === 'running';
+    } catch {
+      return false;
+    }
   }
 
   /** Ends the sandbox (the runner is stopping; its cgroup is emptied next anyway). */
