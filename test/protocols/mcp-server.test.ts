@@ -3,29 +3,14 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { fakeProviderModels, startTestServer, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { mcpClient } from './mcp-support.ts';
 
 const TOKEN = 'mcp-server-test-token-0123456789abcdef0123';
 const touch = (callId: string, file: string) => ({ name: 'shell', arguments: JSON.stringify({ command: ['touch', file] }), callId });
-
-/** An MCP client of agentd's /mcp, with elicitation answered by `elicit` when given. */
-async function mcpClient(url: string, options: { token?: string; elicit?: (message: string, options: string[]) => Record<string, string> | null } = {}): Promise<Client> {
-  const client = new Client({ name: 'test-agent', version: '1.0.0' }, { capabilities: options.elicit ? { elicitation: {} } : {} });
-  if (options.elicit) {
-    const elicit = options.elicit;
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      const schema = (request.params as unknown as { requestedSchema: { properties: { option: { enum: string[] } } } }).requestedSchema;
-      const content = elicit(request.params.message, schema.properties.option.enum);
-      return content ? { action: 'accept', content } : { action: 'decline' };
-    });
-  }
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${options.token ?? TOKEN}` } } }));
-  return client;
-}
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult & { structuredContent?: any }> {
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -38,7 +23,7 @@ describe('agentd as an MCP server at /mcp', () => {
   before(async () => {
     fake = await startFakeProvider();
     server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), env: { SERVICE_TOKEN: TOKEN } });
-    agent = await mcpClient(server.url);
+    agent = await mcpClient(server.url, TOKEN);
   });
   after(async () => {
     await agent.close();
@@ -83,7 +68,7 @@ describe('agentd as an MCP server at /mcp', () => {
 
   it('with elicitation the question goes to the MCP client, whose answer the turn gets: deny keeps the file from being made', async () => {
     const asked: string[][] = [];
-    const elicitor = await mcpClient(server.url, { elicit: (_message, options) => (asked.push(options), { option: 'deny', text: 'not today' }) });
+    const elicitor = await mcpClient(server.url, TOKEN, (_message, options) => (asked.push(options), { option: 'deny', text: 'not today' }));
     try {
       fake.enqueue({ kind: 'reply', toolCalls: [touch('call_mcp_elicit', 'refused.txt')] }, { kind: 'reply', text: 'understood' });
       const result = await call(elicitor, 'start_turn', { prompt: 'make another file', cwd: server.workspace });

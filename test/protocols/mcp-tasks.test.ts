@@ -3,26 +3,14 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { fakeProviderModels, startTestServer, type TestServer } from '../support/server.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { mcpClient } from './mcp-support.ts';
 
 const TOKEN = 'mcp-tasks-test-token-0123456789abcdef012345';
 const touch = (callId: string, file: string) => ({ name: 'shell', arguments: JSON.stringify({ command: ['touch', file] }), callId });
-
-async function mcpClient(url: string, elicit?: (options: string[]) => Record<string, string>): Promise<Client> {
-  const client = new Client({ name: 'task-agent', version: '1.0.0' }, { capabilities: elicit ? { elicitation: {} } : {} });
-  if (elicit) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      const schema = (request.params as unknown as { requestedSchema: { properties: { option: { enum: string[] } } } }).requestedSchema;
-      return { action: 'accept', content: elicit(schema.properties.option.enum) };
-    });
-  }
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-  return client;
-}
 
 /** A task-augmented tools/call: the CreateTaskResult, as an MCP client gets it before the work is done. */
 async function createTask(client: Client, name: string, args: Record<string, unknown>): Promise<Task> {
@@ -47,7 +35,7 @@ describe('MCP Tasks at /mcp: a task-augmented start_turn is the turn', () => {
   before(async () => {
     fake = await startFakeProvider();
     server = await startTestServer({ models: fakeProviderModels(fake.baseUrl), env: { SERVICE_TOKEN: TOKEN } });
-    agent = await mcpClient(server.url);
+    agent = await mcpClient(server.url, TOKEN);
   });
   after(async () => {
     await agent.close();
@@ -96,7 +84,7 @@ describe('MCP Tasks at /mcp: a task-augmented start_turn is the turn', () => {
 
   it('with elicitation the approval reaches the client through tasks/result, as the SDK streams a task call', async () => {
     const asked: string[][] = [];
-    const elicitor = await mcpClient(server.url, (options) => (asked.push(options), { option: 'allow_once' }));
+    const elicitor = await mcpClient(server.url, TOKEN, (_message, options) => (asked.push(options), { option: 'allow_once' }));
     try {
       fake.enqueue({ kind: 'reply', toolCalls: [touch('call_task_elicit', 'elicited.txt')] }, { kind: 'reply', text: 'elicited and made' });
       const seen: string[] = [];
