@@ -29,5 +29,7 @@ if (outputs.length === 0 || Math.max(...modified(BUILD_INPUTS)) > Math.min(...ou
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...files], { stdio: 'inherit' });
+// --test-force-exit: a file whose tests have all ended exits even if something it started still
+// holds its event loop (a child a failed test never killed); otherwise the whole run waits on it
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', '--test-force-exit', ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -5,7 +5,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
-import { tryLockFile } from './file-lock.ts';
+import { releaseLock, tryLockFile } from './file-lock.ts';
 import { dropPgClient, withDeadline } from './session-deadlines.ts';
 
 /** 'sole': the only agentd on the database; 'cluster': one of the instances started with --cluster. */
@@ -74,7 +74,7 @@ export function claimSqliteFile(SQLiteDatabase: typeof SQLite, databaseFile: str
     admitOthers: async () => {},
     othersPresent: async () => false,
     release: async () => {
-      if (file.open) file.close();
+      releaseLock(file);
     },
   };
 }

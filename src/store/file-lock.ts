@@ -7,7 +7,25 @@
 import type SQLite from 'better-sqlite3';
 
 /**
- * Opens `file` and takes its exclusive lock, kept until the returned connection is closed; null
+ * The locks this process holds. A lock lasts until it is released, not until the garbage collector
+ * finds its connection unreachable: a collected connection is closed, and its lock goes with it.
+ */
+const held = new Set<SQLite.Database>();
+
+/** Keeps the lock of `database` (an open connection holding one) until releaseLock. */
+export function holdLock(database: SQLite.Database): SQLite.Database {
+  held.add(database);
+  return database;
+}
+
+/** Lets go of a lock taken by tryLockFile or kept by holdLock; a second release does nothing. */
+export function releaseLock(database: SQLite.Database): void {
+  held.delete(database);
+  if (database.open) database.close();
+}
+
+/**
+ * Opens `file` and takes its exclusive lock, kept until the returned connection is released; null
  * when another process holds a lock on it. `write` runs inside the locking transaction (what the
  * holder records about itself).
  */
@@ -20,7 +38,7 @@ export function tryLockFile(SQLiteDatabase: typeof SQLite, file: string, write: 
     database.exec('begin exclusive');
     write(database);
     database.exec('commit');
-    return database;
+    return holdLock(database);
   } catch (error) {
     database.close();
     if ((error as { code?: string }).code === 'SQLITE_BUSY') return null;

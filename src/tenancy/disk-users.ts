@@ -14,7 +14,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { join } from 'node:path';
-import { tryLockFile } from '../store/file-lock.ts';
+import { holdLock, releaseLock, tryLockFile } from '../store/file-lock.ts';
 
 const MUTEX_NAME = 'sandbox-disk.mutex';
 const USERS_NAME = 'sandbox-disk.users';
@@ -71,10 +71,9 @@ export async function diskUsers(stateDir: string): Promise<DiskUsers> {
         othersUse() {
           const hadUse = use !== null;
           // this process's own shared lock would refuse the probe too
-          use?.close();
-          use = null;
+          section.stopUsing();
           const probe = tryExclusive(SQLiteDatabase, usersFile);
-          probe?.close();
+          if (probe) releaseLock(probe);
           if (hadUse) section.startUsing();
           return probe === null;
         },
@@ -90,14 +89,14 @@ export async function diskUsers(stateDir: string): Promise<DiskUsers> {
             database.close();
             throw error;
           }
-          use = database;
+          use = holdLock(database);
         },
         stopUsing() {
-          use?.close();
+          if (use) releaseLock(use);
           use = null;
         },
         leave() {
-          if (mutex.open) mutex.close();
+          releaseLock(mutex);
         },
       };
       try {

@@ -1,7 +1,7 @@
 // Who uses a tenant's mounted file system on this machine (src/tenancy/disk-users.ts): kernel
 // locks, so another process's use is seen while it lives and gone the moment it is killed (-9),
 // and the mutex keeps a second process out while one mounts or unmounts.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,19 +12,33 @@ import { diskUsers } from '../../src/tenancy/disk-users.ts';
 
 const MODULE = new URL('../../src/tenancy/disk-users.ts', import.meta.url).pathname;
 
-/** Another process that starts using the mounts of `stateDir` (or only holds the mutex), then waits to be killed. */
-async function otherProcess(stateDir: string, hold: 'use' | 'mutex') {
+/**
+ * Another process that starts using the mounts of `stateDir` (or only holds the mutex), then waits
+ * to be killed, which the test's end does whatever happened. Its locks outlive every reference to
+ * them: the collector runs before it says it is ready.
+ */
+async function otherProcess(t: TestContext, stateDir: string, hold: 'use' | 'mutex') {
   const script = `
     setInterval(() => {}, 1000);
+    const readyOnceCollected = () => setTimeout(() => {
+      gc();
+      console.log('ready');
+    });
     const { diskUsers } = await import(${JSON.stringify(MODULE)});
     const users = await diskUsers(${JSON.stringify(stateDir)});
     await users.exclusively(async (section) => {
       section.othersUse();
       section.startUsing();
-      console.log('ready');
-      if (${JSON.stringify(hold)} === 'mutex') await new Promise(() => {});
-    });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      if (${JSON.stringify(hold)} === 'mutex') {
+        readyOnceCollected();
+        await new Promise(() => {});
+      }
+    });
+    readyOnceCollected();`;
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => {
+    child.kill('SIGKILL');
+  });
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
   while (!out.includes('ready')) {
@@ -53,14 +67,14 @@ async function probeFromAnotherProcess(stateDir: string): Promise<string> {
 }
 
 describe('users of a tenant\'s mounts on one machine', () => {
-  it('sees another process\'s use while it lives, not its own, and none once it is killed (-9)', async () => {
+  it('sees another process\'s use while it lives, not its own, and none once it is killed (-9)', async (t) => {
     const stateDir = mkdtempSync(join(tmpdir(), 'agentd-disk-users-'));
     const users = await diskUsers(stateDir);
     assert.equal(await users.exclusively(async (section) => section.othersUse()), false, 'nobody uses them yet');
     await users.exclusively(async (section) => section.startUsing());
     assert.equal(await users.exclusively(async (section) => section.othersUse()), false, 'its own use is not another\'s');
 
-    const other = await otherProcess(stateDir, 'use');
+    const other = await otherProcess(t, stateDir, 'use');
     assert.equal(await users.exclusively(async (section) => section.othersUse()), true);
     await other.kill();
     assert.equal(await users.exclusively(async (section) => section.othersUse()), false, 'the kernel let go of the killed process\'s lock');
@@ -70,9 +84,9 @@ describe('users of a tenant\'s mounts on one machine', () => {
     assert.equal(await probeFromAnotherProcess(stateDir), 'others=false');
   });
 
-  it('keeps a second process out while one holds the mutex, until that one is killed', async () => {
+  it('keeps a second process out while one holds the mutex, until that one is killed', async (t) => {
     const stateDir = mkdtempSync(join(tmpdir(), 'agentd-disk-users-'));
-    const other = await otherProcess(stateDir, 'mutex');
+    const other = await otherProcess(t, stateDir, 'mutex');
     const users = await diskUsers(stateDir);
     let entered = false;
     const waiting = users.exclusively(async (section) => {
