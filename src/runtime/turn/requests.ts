@@ -8,6 +8,7 @@ import { answersAmong, insertHumanRequest, listPendingRequests, resolveHumanRequ
 import type { ClusterDuties, Duty } from '../cluster-supervisor.ts';
 import type { Logger } from 'pino';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
+import { claimLostOf } from './turn-claim.ts';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;
@@ -105,7 +106,8 @@ export class RequestBroker {
           await outbox(trx);
         })
       : store(db);
-    return stored.then(() => {
+    // a turn taken over meanwhile: the fence refused the row, and the turn ends as its claim does
+    return stored.catch((error: unknown) => Promise.reject(claimLostOf(error))).then(() => {
       if (outbox) this.webhooks!.committed();
       if (signal?.aborted) {
         void withdrawHumanRequests(db, turnId).catch(() => {});
