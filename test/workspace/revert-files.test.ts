@@ -1,7 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { revertFiles } from '../../src/workspace/revert-files.ts';
@@ -76,4 +76,73 @@ test('a file where the turn left none, or another mode, is a conflict; directori
   const restored = revertFiles({ root, entries: [{ path: 'gone/deep/file.txt', before: file('back', 0o600), after: null }], contents: { [sha('back')]: Buffer.from('back').toString('base64') } });
   assert.deepEqual(restored, { ok: true, reverted: ['gone/deep/file.txt'] });
   assert.equal(readFileSync(join(root, 'gone/deep/file.txt'), 'utf8'), 'back');
+});
+
+const link = (target: string) => ({ type: 'l' as const, mode: 0o777, hash: sha(target) });
+const kept = (...texts: string[]) => Object.fromEntries(texts.map((text) => [sha(text), Buffer.from(text).toString('base64')]));
+
+test('a whole revert: contents and modes given back (set-user-ID dropped), links made again, created files removed', () => {
+  const root = workspace();
+  mkdirSync(join(root, 'src'));
+  writeFileSync(join(root, 'src/changed.ts'), 'after');
+  writeFileSync(join(root, 'created.txt'), 'new');
+  symlinkSync('after-target', join(root, 'pointer'));
+  writeFileSync(join(root, 'setuid'), 'after');
+  const outcome = revertFiles({
+    root,
+    entries: [
+      { path: 'src/changed.ts', before: file('before', 0o640), after: file('after') },
+      { path: 'created.txt', before: null, after: file('new') },
+      { path: 'pointer', before: link('before-target'), after: link('after-target') },
+      { path: 'setuid', before: file('tool', 0o4755), after: file('after') },
+    ],
+    contents: kept('before', 'before-target', 'tool'),
+  });
+  assert.deepEqual(outcome, { ok: true, reverted: ['src/changed.ts', 'created.txt', 'pointer', 'setuid'] });
+  assert.equal(readFileSync(join(root, 'src/changed.ts'), 'utf8'), 'before');
+  assert.equal(statSync(join(root, 'src/changed.ts')).mode & 0o7777, 0o640);
+  assert.equal(readlinkSync(join(root, 'pointer')), 'before-target');
+  assert.equal(statSync(join(root, 'setuid')).mode & 0o7777, 0o755);
+  assert.deepEqual(readdirSync(root).sort(), ['pointer', 'setuid', 'src']);
+  assert.deepEqual(readdirSync(join(root, 'src')), ['changed.ts']);
+});
+
+test('what is there now decides: another content, another type, a link elsewhere, a directory, or a file where a directory was', () => {
+  const root = workspace();
+  writeFileSync(join(root, 'content.txt'), 'edited since');
+  symlinkSync('x', join(root, 'was-a-file'));
+  symlinkSync('somewhere-else', join(root, 'link'));
+  mkdirSync(join(root, 'now-a-directory'));
+  writeFileSync(join(root, 'parent'), 'a file, not a directory');
+  writeFileSync(join(root, 'untouched.txt'), 'same');
+  const entries = [
+    { path: 'content.txt', before: file('old'), after: file('turn wrote this') },
+    { path: 'was-a-file', before: file('old'), after: file('x') },
+    { path: 'link', before: link('old'), after: link('turn-target') },
+    { path: 'now-a-directory', before: file('old'), after: file('x') },
+    { path: 'parent/child.txt', before: file('old'), after: file('x') },
+    { path: 'untouched.txt', before: file('old'), after: file('same') },
+  ];
+  assert.deepEqual(revertFiles({ root, entries, contents: kept('old') }), { ok: false, conflicts: ['content.txt', 'was-a-file', 'link', 'now-a-directory', 'parent/child.txt'] });
+  assert.equal(readFileSync(join(root, 'untouched.txt'), 'utf8'), 'same', 'nothing is touched when anything conflicts');
+  assert.deepEqual(readdirSync(root).sort(), ['content.txt', 'link', 'now-a-directory', 'parent', 'untouched.txt', 'was-a-file']);
+});
+
+test('a directory on the way swapped for a symlink is a conflict, and nothing is written through it', () => {
+  const root = workspace();
+  const outside = workspace();
+  writeFileSync(join(outside, 'a.txt'), 'after');
+  symlinkSync(outside, join(root, 'dir'));
+  const outcome = revertFiles({ root, entries: [{ path: 'dir/a.txt', before: file('before'), after: file('after') }], contents: kept('before') });
+  assert.deepEqual(outcome, { ok: false, conflicts: ['dir/a.txt'] });
+  assert.equal(readFileSync(join(outside, 'a.txt'), 'utf8'), 'after');
+  // a file the turn created, in a directory that is gone since, is already reverted
+  assert.deepEqual(revertFiles({ root, entries: [{ path: 'gone/new.txt', before: null, after: null }], contents: {} }), { ok: true, reverted: ['gone/new.txt'] });
+});
+
+test('a before-version whose bytes were not kept is refused before anything is renamed', () => {
+  const root = workspace();
+  writeFileSync(join(root, 'a.txt'), 'after');
+  assert.throws(() => revertFiles({ root, entries: [{ path: 'a.txt', before: file('before'), after: file('after') }], contents: {} }), /a\.txt: the kept content does not match its hash/);
+  assert.deepEqual(readdirSync(root), ['a.txt']);
 });
