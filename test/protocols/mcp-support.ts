@@ -1,6 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { before } from 'node:test';
+import { useServerOnFakeProvider, type ServerOnFakeProvider } from '../support/harness.ts';
 
 /** What a test answers an elicitation with: the option's fields, or null to decline. */
 export type Elicit = (message: string, options: string[]) => Record<string, string> | null;
@@ -17,4 +19,28 @@ export async function mcpClient(url: string, token: string, elicit?: Elicit): Pr
   }
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
+}
+
+/**
+ * Registers the suite's hooks: a fake provider, a server with `token` whose models talk to it, and
+ * an MCP client of its /mcp (closed first at the suite's end).
+ */
+export function useMcpAgent(token: string): ServerOnFakeProvider & { readonly agent: Client } {
+  const started = useServerOnFakeProvider({ env: { SERVICE_TOKEN: token } });
+  let agent: Client;
+  before(async () => {
+    agent = await mcpClient(started.server.url, token);
+    started.closeFirst(() => agent.close());
+  });
+  return {
+    get fake() {
+      return started.fake;
+    },
+    get server() {
+      return started.server;
+    },
+    get agent() {
+      return agent;
+    },
+  };
 }

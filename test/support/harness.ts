@@ -8,6 +8,11 @@ export interface ServerOnFakeProvider {
   readonly server: TestServer;
 }
 
+export interface SuiteServerOnFakeProvider extends ServerOnFakeProvider {
+  /** `close` runs at the suite's end before the server closes (a client of the server, say) */
+  closeFirst(close: () => Promise<void>): void;
+}
+
 export interface FakeServerHarness extends ServerOnFakeProvider {
   /** every event since the server started */
   readonly events: EventRecorder;
@@ -43,12 +48,14 @@ async function startServerOnFakeProvider(options: FakeServerOptions): Promise<{ 
  * Registers before/after hooks in the current suite that start a fake provider and a server whose
  * models talk to it; closes both afterwards. For suites that need no event recorder (useFakeServer).
  */
-export function useServerOnFakeProvider(options: FakeServerOptions = {}): ServerOnFakeProvider {
+export function useServerOnFakeProvider(options: FakeServerOptions = {}): SuiteServerOnFakeProvider {
   let started: { fake: FakeProvider; server: TestServer };
+  const closingFirst: (() => Promise<void>)[] = [];
   before(async () => {
     started = await startServerOnFakeProvider(options);
   });
   after(async () => {
+    for (const close of closingFirst) await close();
     await started.server.close();
     await started.fake.close();
   });
@@ -58,6 +65,9 @@ export function useServerOnFakeProvider(options: FakeServerOptions = {}): Server
     },
     get server() {
       return started.server;
+    },
+    closeFirst(close) {
+      closingFirst.push(close);
     },
   };
 }
