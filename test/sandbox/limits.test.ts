@@ -133,14 +133,16 @@ for pid in children: os.waitpid(pid, 0)
     assert.equal(result.outcome?.exitCode, 0);
   });
 
-  it('holds 2 GiB: 64 MiB under it (256 under gVisor) completes, 1 MiB over it is killed and said so, and the runner keeps serving', async () => {
+  it('holds 2 GiB: 64 MiB under it (512 under gVisor) completes, 1 MiB over it is killed and said so, and the runner keeps serving', async () => {
     // every page written, so that it is charged to the group (a bytearray of zeros might not be)
     const allocate = (mebibytes: number) => shell(client, `python3 -c "
 chunks = [b'x' * (1024 * 1024) for _ in range(${mebibytes})]
 print('allocated', len(chunks))
 "`, 60_000);
-    // under gVisor the 2 GiB hold the tenant's one gVisor kernel too, which keeps about 100 MiB after the fork tests above
-    const headroom = runtime === 'gvisor' ? 256 : 64;
+    // Under gVisor the 2 GiB hold the tenant's one gVisor kernel too, whose share varies with what
+    // ran before (1,792 MiB fit in one CI-like run and not in the next, the sandbox killed whole):
+    // the command under the limit is given 512 MiB less.
+    const headroom = runtime === 'gvisor' ? 512 : 64;
     const under = await allocate(2048 - headroom);
     assert.equal(under.output, `allocated ${2048 - headroom}\n`);
     assert.equal(under.result.outcome?.oomKilled, false);
