@@ -1,6 +1,8 @@
 // Cluster chaos (issue 30): N agentd instances on one PostgreSQL database, concurrent turns with
-// tool calls and approvals, and in every round an instance killed (-9, then started again) or
-// frozen past its lease (SIGSTOP, then SIGCONT). Checked after each round:
+// tool calls and approvals, and in every round an instance killed (-9, then started again), frozen
+// past its lease (SIGSTOP, then SIGCONT), or cut off from the database past its lease while it runs
+// on (a partition: its connections go through a proxy that stops forwarding, then forwards again).
+// Checked after each round:
 //   - every accepted turn ends;
 //   - no turn ran on two instances at once: each instance has a fake provider of its own, so every
 //     model request names the process that made it, and each must come from the turn's owner at
@@ -24,6 +26,7 @@ import { startFakeProvider, type FakeProvider, type FakeStep } from '../test/sup
 import { fakeProviderModels } from '../test/support/server.ts';
 import { startAgentd, type AgentdProcess } from '../test/support/agentd-process.ts';
 import { http } from '../test/support/http.ts';
+import { startFreezableProxy, type FreezableProxy } from '../test/support/freezable-proxy.ts';
 
 const { values } = parseArgs({
   options: {
@@ -88,6 +91,9 @@ interface Slot {
   process: AgentdProcess | null;
   generation: number;
   frozen: boolean;
+  /** the instance's way to the database, for partitions (kept across generations) */
+  proxy: FreezableProxy;
+  partitioned: boolean;
   /** each generation's start, for attributing the fake's requests */
   generations: { id: string; startedAt: number }[];
   /** every generation's log, kept after it died */
@@ -95,12 +101,14 @@ interface Slot {
 }
 
 const slots: Slot[] = [];
+const databaseAddress = new URL(backend.databaseUrl!);
 for (let index = 0; index < INSTANCES; index++) {
   const fake = await startFakeProvider();
   fake.respond('chaos-', responder);
   const modelsFile = join(backend.stateDir, `models-${index}.json`);
   writeFileSync(modelsFile, JSON.stringify(fakeProviderModels(fake.baseUrl)));
-  slots.push({ name: `i${index}`, fake, modelsFile, process: null, generation: 0, frozen: false, generations: [], logs: [] });
+  const proxy = await startFreezableProxy(databaseAddress.hostname, Number(databaseAddress.port || 5432));
+  slots.push({ name: `i${index}`, fake, modelsFile, process: null, generation: 0, frozen: false, proxy, partitioned: false, generations: [], logs: [] });
 }
 const requestTimes = new Map<FakeProvider, number[]>();
 for (const slot of slots) {
@@ -118,7 +126,7 @@ async function startSlot(slot: Slot): Promise<void> {
   slot.generation++;
   const id = `${slot.name}-g${slot.generation}`;
   const args = [
-    '--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', slot.modelsFile, '--database-url', backend.databaseUrl!,
+    '--state-dir', backend.stateDir, '--workspace-root', workspace, '--models-file', slot.modelsFile, '--database-url', slot.proxy.urlFor(backend.databaseUrl!),
     '--cluster', '--instance-id', id, '--turn-lease-seconds', String(LEASE_SECONDS),
     // info: a queued turn taken by another instance is logged there at info (OWNERSHIP_LINES)
     '--log-level', 'info',
@@ -138,7 +146,7 @@ async function killSlot(slot: Slot): Promise<void> {
   slot.frozen = false;
 }
 
-const live = () => slots.filter((slot) => slot.process && !slot.frozen);
+const live = () => slots.filter((slot) => slot.process && !slot.frozen && !slot.partitioned);
 
 // --- the fencing log ----------------------------------------------------------------------------
 interface Ownership {
@@ -236,11 +244,12 @@ interface Totals {
   otherEnds: Record<string, number>;
   kills: number;
   freezes: number;
+  partitions: number;
   resumed: number;
   interrupted: number;
   violations: string[];
 }
-const totals: Totals = { rounds: 0, accepted: 0, completed: 0, otherEnds: {}, kills: 0, freezes: 0, resumed: 0, interrupted: 0, violations: [] };
+const totals: Totals = { rounds: 0, accepted: 0, completed: 0, otherEnds: {}, kills: 0, freezes: 0, partitions: 0, resumed: 0, interrupted: 0, violations: [] };
 const allTurns: { id: string; marker: string; sessionId: string }[] = [];
 
 /**
@@ -296,21 +305,30 @@ async function chaos(roundEnd: Promise<void>): Promise<void> {
   for (let actions = 0; actions < 2 && !ended; actions++) {
     await sleep(200 + random() * 2_500);
     if (ended) return;
-    const candidates = slots.filter((slot) => slot.process && !slot.frozen);
+    const candidates = live();
     if (candidates.length === 0) return;
     const victim = pick(candidates);
-    if (random() < 0.5) {
+    const action = random();
+    if (action < 1 / 3) {
       totals.kills++;
       await killSlot(victim);
       await sleep(500 + random() * 2_500);
       await startSlot(victim);
-    } else {
+    } else if (action < 2 / 3) {
       totals.freezes++;
       victim.frozen = true;
       victim.process!.child.kill('SIGSTOP');
       await sleep(LEASE_SECONDS * 1000 + 500 + random() * 2_000);
       victim.process?.child.kill('SIGCONT');
       victim.frozen = false;
+    } else {
+      // its watchdog must stop its turns (and their tools) once a lease passes without a renewal
+      totals.partitions++;
+      victim.partitioned = true;
+      victim.proxy.freeze();
+      await sleep(LEASE_SECONDS * 1000 + 500 + random() * 2_000);
+      victim.proxy.thaw();
+      victim.partitioned = false;
     }
   }
 }
@@ -411,7 +429,7 @@ const minutes = ((Date.now() - startedAt) / 60_000).toFixed(1);
 const summary = [
   `cluster chaos: ${INSTANCES} instances, lease ${LEASE_SECONDS} s, seed ${values.seed}, ${totals.rounds} rounds in ${minutes} min`,
   `${totals.accepted} turns accepted, ${totals.completed} completed, other ends ${JSON.stringify(totals.otherEnds)}; ${totals.resumed} resumed at least once, ${totals.interrupted} with a call reported interrupted; ${approvals} approvals`,
-  `${totals.kills} kill -9, ${totals.freezes} SIGSTOP past the lease; ${totals.violations.length} violations`,
+  `${totals.kills} kill -9, ${totals.freezes} SIGSTOP past the lease, ${totals.partitions} cut off from the database past the lease; ${totals.violations.length} violations`,
   ...totals.violations.map((violation) => `  ${violation}`),
 ].join('\n');
 console.log(`\n${summary}`);
@@ -420,6 +438,7 @@ if (values.report) appendFileSync(values.report, `${summary}\n`);
 for (const slot of slots) {
   await killSlot(slot);
   await slot.fake.close();
+  await slot.proxy.close();
 }
 await admin.end();
 await backend.drop();
