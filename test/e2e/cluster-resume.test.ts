@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { FakeRequest } from '../support/fake-provider.ts';
 import { http } from '../support/http.ts';
 import type { AgentdProcess } from '../support/agentd-process.ts';
@@ -126,6 +127,44 @@ describe('takeover and resume across instances of a cluster', () => {
     assert.deepEqual([history[0].turn.usage.input, history[0].turn.usage.output], [3000, 30]);
     const usage = (await http('GET', `${beta.url}/v1/sessions/${session.id}`)).json.usage;
     assert.deepEqual([usage.input, usage.output], [3000, 30], 'the session\'s usage is its turn\'s');
+  });
+
+  it('a turn whose row says running over an approval still unanswered waits for that approval again: the call never started', async () => {
+    const alpha = await start('alpha');
+    const beta = await start('beta');
+    const session = await warmSession(alpha);
+    const marker = 'resume-running-unanswered';
+    const sideEffect = join(cluster.workspace, 'unanswered.txt');
+    cluster.fake.route(marker, { kind: 'reply', toolCalls: [shellCall('call_unanswered', `echo ran >> ${sideEffect}`)] }, { kind: 'reply', text: 'ran after the answer' });
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: needs approval` } })).json;
+    const [request] = await until('the request to be listed', async () => {
+      const listed = await requestsOn(beta, turn.id);
+      return listed.length > 0 ? listed : undefined;
+    });
+    // the row as an owner that resumed the waiting turn leaves it when it dies before waiting again
+    // (it stores running first): the ten-runs loop of issue 40 item 9 caught one such death
+    const admin = new pg.Client({ connectionString: cluster.backend.databaseUrl! });
+    await admin.connect();
+    try {
+      await admin.query(`update turns set status = 'running' where id = $1`, [turn.id]);
+    } finally {
+      await admin.end();
+    }
+    await alpha.kill();
+    const taken = await until('beta to take the turn over and wait', async () => {
+      const now = await turnOn(beta, turn.id);
+      return now.attempt === 2 && now.status !== 'running' ? now : undefined;
+    });
+    assert.equal(taken.status, 'waiting_for_input', 'the unanswered call is asked about again, not reported interrupted');
+    assert.deepEqual(await requestsOn(beta, turn.id), [request], 'the same request');
+    assert.deepEqual(linesOf(sideEffect), []);
+    assert.equal((await http('POST', `${beta.url}/v1/requests/${request.id}/resolve`, { body: { decision: 'allow_once' } })).status, 200);
+    const done = await ended(beta, turn.id);
+    assert.deepEqual([done.status, done.attempt, await answerOf(beta, session.id)], ['completed', 2, 'ran after the answer']);
+    assert.deepEqual(linesOf(sideEffect), ['ran'], 'the approved tool ran once');
+    const asked = requestsOf(marker);
+    assert.equal(asked.length, 2, 'the response asking for the call was not asked for again');
+    assert.ok(carriesOutputOf(asked[1]!, 'call_unanswered') && !JSON.stringify(asked[1]!.body).includes(INTERRUPTED));
   });
 
   it('a waiting turn survives every instance\'s end and goes on once answered on another instance', async (t) => {

@@ -2,10 +2,12 @@
  * Resuming a turn this instance of a cluster took over (CONTRACT.md §18, docs/CLUSTER.md "Takeover
  * and resume"): the turn goes on here from the steps its former owners recorded (store/turn-steps.ts),
  * under the attempt the takeover gave it. A call of the newest recorded response whose result was
- * not recorded may have run, and is given to the model as interrupted, never run again; but a turn
- * stored as waiting for a human had not started the call it waits on, nor any after it (a call
- * approved goes on only once the row says running: turn-runner.ts report): those run, and the
- * call waits for the request already published (RequestBroker.adopt).
+ * not recorded may have run, and is given to the model as interrupted, never run again; but a call
+ * waiting for a human had not started, nor any after it: those run, and the call waits for the
+ * request already published (RequestBroker.adopt). A request still unanswered proves it, whatever
+ * the row says (an owner that resumed the turn stores `running` before it waits again, and may die
+ * in between); an answered one only while the row still says waiting (a call approved goes on only
+ * once the row says running: turn-runner.ts report).
  */
 import type { Logger } from 'pino';
 import type { Boundary } from '../boundary.ts';
@@ -44,7 +46,8 @@ export class TurnResumption {
     if (!session) return null;
     const steps = await readTurnSteps(db, record.id);
     const unanswered = unansweredCalls(steps);
-    const waitedOn = record.status === 'waiting_for_input' ? await newestOpenRequest(db, record.id) : null;
+    const open = await newestOpenRequest(db, record.id);
+    const waitedOn = open && (open.answer === null || record.status === 'waiting_for_input') ? open : null;
     // A child agent's request dies with the child: its spawn_agent call is interrupted like any other.
     const adopted = waitedOn && waitedOn.request.agentId === null ? waitedOn : null;
     await withdrawHumanRequestsBut(db, record.id, adopted?.request.id ?? null);
