@@ -43,6 +43,16 @@ export interface CapacityRun {
   cpuPerDeltaUs: number;
   rssPerTurnKb: number;
   peakRssMb: number;
+  /** p99 and count of the deltas read while turns were still being admitted, while all streamed, and once the first had ended */
+  byPhase: Record<Phase, { p99Ms: number; count: number }>;
+}
+
+type Phase = 'admitting' | 'streaming' | 'ending';
+
+/** Every delta read: its latency, and when it was read (ms, performance.now). */
+interface DeltaSamples {
+  latenciesMs: number[];
+  readAtMs: number[];
 }
 
 const CLOCK_WORD = /t(\d{16})/g;
@@ -58,8 +68,9 @@ class LiveTurnWatcher {
   deltas = 0;
   outOfOrder = 0;
   ended = false;
+  endedAtMs = Number.POSITIVE_INFINITY;
   private lastId = -1;
-  constructor(private readonly latenciesMs: number[]) {}
+  constructor(private readonly samples: DeltaSamples) {}
 
   readonly onFrame = (frame: SseFrame): void => {
     const readAt = nowMicros();
@@ -70,9 +81,13 @@ class LiveTurnWatcher {
     if (frame.event === 'response.text.delta') {
       for (const match of frame.data.matchAll(CLOCK_WORD)) {
         this.deltas += 1;
-        this.latenciesMs.push((readAt - Number(match[1])) / 1000);
+        this.samples.latenciesMs.push((readAt - Number(match[1])) / 1000);
+        this.samples.readAtMs.push(performance.now());
       }
-    } else if (TERMINAL.has(frame.event)) this.ended = true;
+    } else if (TERMINAL.has(frame.event)) {
+      this.ended = true;
+      this.endedAtMs = performance.now();
+    }
   };
 }
 
@@ -111,8 +126,9 @@ export async function measureCapacity(target: Target, options: CapacityOptions):
   const model = await spawnScript('paced-model-server.ts', /paced model listening on (http:\/\/\S+)/, ['--deltas', String(deltasPerTurn), '--rate', String(options.deltaRate)]);
   const server = await startTarget(target, `${model.url}/v1`, options);
   const client = new HttpClient(server.url, ADMISSION_CONNECTIONS);
-  const latenciesMs: number[] = [];
-  const watchers = Array.from({ length: options.liveTurns }, () => new LiveTurnWatcher(latenciesMs));
+  const samples: DeltaSamples = { latenciesMs: [], readAtMs: [] };
+  const { latenciesMs } = samples;
+  const watchers = Array.from({ length: options.liveTurns }, () => new LiveTurnWatcher(samples));
   const subscribers: SseSubscriber[] = [];
   try {
     await sleep(500);
@@ -121,6 +137,7 @@ export async function measureCapacity(target: Target, options: CapacityOptions):
     subscribers.push(...await inBatches(options.liveTurns, ADMISSION_CONNECTIONS, (index) => SseSubscriber.connect(server.url, watchers[index].onFrame, undefined, sessions[index])));
     const cpuBeforeMs = server.cpuMs();
     await inBatches(options.liveTurns, ADMISSION_CONNECTIONS, (index) => client.expect(202, 'POST', `/v1/sessions/${sessions[index]}/turns`, { input: `live turn ${index}` }));
+    const admittedAtMs = performance.now();
     const deadline = Date.now() + (options.turnSeconds + 60) * 1000;
     while (watchers.some((watcher) => !watcher.ended) && Date.now() < deadline) await sleep(50);
     const cpuMs = server.cpuMs() - cpuBeforeMs;
@@ -139,6 +156,7 @@ export async function measureCapacity(target: Target, options: CapacityOptions):
       cpuPerDeltaUs: delivered === 0 ? Number.NaN : (cpuMs * 1000) / delivered,
       rssPerTurnKb: ((peak - idleRssMb) * 1024) / options.liveTurns,
       peakRssMb: peak,
+      byPhase: splitByPhase(samples, admittedAtMs, Math.min(...watchers.map((watcher) => watcher.endedAtMs))),
     };
   } finally {
     await Promise.all(subscribers.map((subscriber) => subscriber.closeAndWait()));
@@ -146,6 +164,17 @@ export async function measureCapacity(target: Target, options: CapacityOptions):
     await server.stop();
     await model.stop();
   }
+}
+
+/** The deltas read before the last admission, between it and the first end, and after the first end. */
+function splitByPhase(samples: DeltaSamples, admittedAtMs: number, firstEndAtMs: number): CapacityRun['byPhase'] {
+  const phases: Record<Phase, number[]> = { admitting: [], streaming: [], ending: [] };
+  samples.readAtMs.forEach((at, index) => {
+    const phase: Phase = at < admittedAtMs ? 'admitting' : at < firstEndAtMs ? 'streaming' : 'ending';
+    phases[phase].push(samples.latenciesMs[index]!);
+  });
+  const summary = (latencies: number[]) => ({ p99Ms: latencies.length ? percentile(latencies, 0.99) : Number.NaN, count: latencies.length });
+  return { admitting: summary(phases.admitting), streaming: summary(phases.streaming), ending: summary(phases.ending) };
 }
 
 function report(run: CapacityRun, options: CapacityOptions, ceiling?: CapacityRun): void {
@@ -156,6 +185,12 @@ function report(run: CapacityRun, options: CapacityOptions, ceiling?: CapacityRu
     value: `${whole(run.delivered)} of ${whole(run.expected)} deltas, ${whole(run.lost)} lost, p50 ${fixed(run.p50Ms)} ms, p99 ${fixed(run.p99Ms)} ms, max ${fixed(run.maxMs)} ms`,
     ...(run.target === 'agentd' ? { target: 'p99 ≤ 100 ms, none lost', met: sustained } : {}),
     detail: `${options.dialect}, ${options.deltaRate} deltas/s for ${options.turnSeconds} s${run.outOfOrder ? `, ${run.outOfOrder} ids out of order` : ''}`,
+  });
+  const phase = (name: Phase) => `${name} ${fixed(run.byPhase[name].p99Ms)} ms (${whole(run.byPhase[name].count)} deltas)`;
+  printFigure({
+    name: `${label}: p99 delivery by phase`,
+    value: `${phase('admitting')}, ${phase('streaming')}, ${phase('ending')}`,
+    detail: 'admitting: until the last turn was admitted; streaming: until the first turn ended; ending: after',
   });
   const ratio = ceiling ? run.cpuPerDeltaUs / ceiling.cpuPerDeltaUs : undefined;
   printFigure({
