@@ -10,6 +10,7 @@ import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import type { ActiveTurn } from './active-turns.ts';
 import type { EnqueueResult, Job, Scheduler } from './scheduler.ts';
 import type { OlderQueuedTurn, ResumedTurn, ResumePlan, TurnClaim } from './turn-claim.ts';
+import { pacedTurnWork } from './turn-pacer.ts';
 
 export interface QueueSlot {
   readonly job: Job;
@@ -96,7 +97,10 @@ export class TurnQueue {
   }
 
   private run(turn: ActiveTurn, slot: QueueSlot): void {
-    this.deps.run(turn, slot).catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
+    // a burst of starts would hold every live stream's deltas behind it (turn-pacer.ts)
+    pacedTurnWork()
+      .then(() => this.deps.run(turn, slot))
+      .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.record.id }, 'turn runner failed'));
   }
 
   /**

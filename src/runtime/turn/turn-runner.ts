@@ -28,6 +28,7 @@ import type { TurnClaimLost } from './claim-lost.ts';
 import { TurnQueue, type QueueSlot } from './turn-queue.ts';
 import { TurnExecution } from './turn-execution.ts';
 import { TurnEnds } from './turn-ends.ts';
+import { pacedTurnWork } from './turn-pacer.ts';
 
 export interface TurnRunnerDeps {
   boundary: Boundary;
@@ -214,6 +215,8 @@ export class TurnRunner {
       outcome = failureOutcome(error, signal, performance.now() - startedMs);
       if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, failure: failureKind(outcome.error) }, 'turn failed');
     }
+    // a burst of ends would hold every live stream's deltas behind it (turn-pacer.ts)
+    await pacedTurnWork();
     await this.ends.finish(turn, claim, outcome, text ?? (await this.wholeText(turn)));
   }
 
