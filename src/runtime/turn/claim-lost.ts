@@ -1,7 +1,10 @@
 /**
  * However a turn stops being this instance's, the runtime hears it one way (turn-claim.ts). Apart,
- * with nothing imported, so that whatever meets the loss (the tools' port, the leases) can name it.
+ * with nothing of the runtime imported, so that whatever meets the loss (the tools' port, the
+ * leases, the requests' broker) can name it.
  */
+import { StaleTurnWrite } from '../../store/turn-fence.ts';
+
 /**
  * How a turn stopped being this instance's: its lease was not renewed in time (or a renewal found
  * it gone), the fence refused a write of it (another instance took it over), or this instance is
@@ -32,3 +35,8 @@ export class TurnClaimLost extends Error {
   }
 }
 
+
+/** The fence's refusal, as the runtime sees it. */
+export function claimLostOf(error: unknown): unknown {
+  return error instanceof StaleTurnWrite ? new TurnClaimLost('taken_over', { cause: error }) : error;
+}

@@ -19,8 +19,8 @@ import type { TakenTurn } from '../../store/turn-leases.ts';
 import type { ActiveTurn } from './active-turns.ts';
 import type { TurnTools } from './tool-port.ts';
 import type { LeaseHolder, TurnLeases } from './turn-leases.ts';
-import { TurnClaimLost } from './claim-lost.ts';
-import { claimLostOf, type ClaimedAdmission, type ClaimHolder, type OlderQueuedTurn, type ResumedTurn, type StepJournal, type TurnClaim, type TurnClaims } from './turn-claim.ts';
+import { claimLostOf, TurnClaimLost } from './claim-lost.ts';
+import { type ClaimedAdmission, type ClaimHolder, type OlderQueuedTurn, type ResumedTurn, type StepJournal, type TurnClaim, type TurnClaims } from './turn-claim.ts';
 
 /** One turn held by this instance of a cluster: TurnLeases tells it (as its LeaseHolder) of a lost lease or a cancel. */
 class ClusterClaim implements TurnClaim, LeaseHolder {

@@ -8,7 +8,7 @@ import { answersAmong, insertHumanRequest, listPendingRequests, resolveHumanRequ
 import type { ClusterDuties, Duty } from '../cluster-supervisor.ts';
 import type { Logger } from 'pino';
 import type { BoundaryWebhooks } from '../webhooks/webhook-outbox.ts';
-import { claimLostOf } from './turn-claim.ts';
+import { claimLostOf } from './claim-lost.ts';
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
 export const MAX_REQUEST_OPTIONS = 100;

@@ -12,9 +12,8 @@ import type { RecordedStep } from '../../agent/loop.ts';
 import type { SessionRecord } from '../../domain/session.ts';
 import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import type { Db } from '../../store/database.ts';
-import { StaleTurnWrite } from '../../store/turn-fence.ts';
 import { insertTurn } from '../../store/turns.ts';
-import { TurnClaimLost } from './claim-lost.ts';
+import { claimLostOf, type TurnClaimLost } from './claim-lost.ts';
 import type { ActiveTurn } from './active-turns.ts';
 import type { TurnTools } from './tool-port.ts';
 
@@ -88,11 +87,6 @@ export interface TurnClaims {
   admit(turn: ActiveTurn, text: TurnText): Promise<ClaimedAdmission>;
   /** --cluster: first come first served across instances (TurnRunner's queue); null alone. */
   readonly olderQueued: OlderQueuedTurn | null;
-}
-
-/** The fence's refusal, as the runtime sees it. */
-export function claimLostOf(error: unknown): unknown {
-  return error instanceof StaleTurnWrite ? new TurnClaimLost('taken_over', { cause: error }) : error;
 }
 
 /** A write whose refusal by the fence comes out as TurnClaimLost. */
