@@ -60,7 +60,7 @@ export class Chat {
   private givingUp = false;
   /** lines read before the session's events are followed wait: a turn sent sooner could end unseen */
   private started = false;
-  /** piped: 1 once a turn failed or was cancelled (or a line was refused), 2 once the server could not be reached */
+  /** piped: 1 once a turn failed or was cancelled (or a line was refused), 2 once the server could not be reached or input ended on an unanswered request */
   private failure = 0;
   /** aborted when the chat ends: a submit still retrying gives up */
   private readonly ending = new AbortController();
@@ -181,6 +181,8 @@ export class Chat {
   private async giveUpUnanswered(): Promise<void> {
     if (this.givingUp) return;
     this.givingUp = true;
+    // the cancelled turn's end may be heard before the cancel's answer, and end the chat first
+    this.failure = 2;
     this.output.error(UNANSWERED);
     if (this.active?.id) await this.cancel(this.active.id);
     this.finish(2);
