@@ -146,3 +146,73 @@ test('a before-version whose bytes were not kept is refused before anything is r
   assert.throws(() => revertFiles({ root, entries: [{ path: 'a.txt', before: file('before'), after: file('after') }], contents: {} }), /a\.txt: the kept content does not match its hash/);
   assert.deepEqual(readdirSync(root), ['a.txt']);
 });
+
+const openDescriptors = () => readdirSync('/proc/self/fd').length;
+
+test('no descriptor is left open, whether the revert is done, refused or fails', () => {
+  const before = openDescriptors();
+  for (let round = 0; round < 3; round++) {
+    const root = workspace();
+    mkdirSync(join(root, 'deep/er'), { recursive: true });
+    writeFileSync(join(root, 'deep/er/a.txt'), 'after');
+    writeFileSync(join(root, 'b.txt'), 'after');
+    assert.equal(revertFiles({ root, entries: [{ path: 'deep/er/a.txt', before: file('before'), after: file('after') }], contents: kept('before') }).ok, true);
+    assert.equal(revertFiles({ root, entries: [{ path: 'deep/er/a.txt', before: file('x'), after: file('not there') }], contents: kept('x') }).ok, false);
+    assert.throws(() => revertFiles({ root, entries: [{ path: 'b.txt', before: file('lost'), after: file('after') }], contents: {} }));
+  }
+  assert.equal(openDescriptors(), before);
+});
+
+test('only the type tells a link from the file the turn left: same target bytes, same mode', () => {
+  const root = workspace();
+  symlinkSync('x', join(root, 'was-a-file'));
+  const outcome = revertFiles({ root, entries: [{ path: 'was-a-file', before: file('old'), after: file('x', 0o777) }], contents: kept('old') });
+  assert.deepEqual(outcome, { ok: false, conflicts: ['was-a-file'] });
+});
+
+test('a file the turn wrote and someone removed since is a conflict; so is one the turn removed whose directory is now a file', () => {
+  const root = workspace();
+  writeFileSync(join(root, 'dir'), 'a file where the directory was');
+  const outcome = revertFiles({
+    root,
+    entries: [
+      { path: 'removed-since.txt', before: file('old'), after: file('turn wrote this') },
+      { path: 'dir/deleted-by-turn.txt', before: file('old'), after: null },
+    ],
+    contents: kept('old'),
+  });
+  assert.deepEqual(outcome, { ok: false, conflicts: ['removed-since.txt', 'dir/deleted-by-turn.txt'] });
+});
+
+test('checking makes nothing: a directory to be made again is made only once nothing conflicts', () => {
+  const root = workspace();
+  writeFileSync(join(root, 'conflict.txt'), 'edited since');
+  const outcome = revertFiles({
+    root,
+    entries: [
+      { path: 'gone/deep/file.txt', before: file('back'), after: null },
+      { path: 'conflict.txt', before: file('old'), after: file('turn wrote this') },
+    ],
+    contents: kept('back', 'old'),
+  });
+  assert.deepEqual(outcome, { ok: false, conflicts: ['conflict.txt'] });
+  assert.deepEqual(readdirSync(root), ['conflict.txt']);
+});
+
+test('a link whose target is not UTF-8 is compared by its bytes', () => {
+  const root = workspace();
+  const target = Buffer.from([0x66, 0xff, 0xfe, 0x67]);
+  symlinkSync(target, join(root, 'odd-link'));
+  const targetHash = createHash('sha256').update(target).digest('hex');
+  const outcome = revertFiles({ root, entries: [{ path: 'odd-link', before: null, after: { type: 'l', mode: 0o777, hash: targetHash } }], contents: {} });
+  assert.deepEqual(outcome, { ok: true, reverted: ['odd-link'] });
+  assert.deepEqual(readdirSync(root), []);
+});
+
+test('an empty before-version needs no kept bytes', () => {
+  const root = workspace();
+  writeFileSync(join(root, 'emptied.txt'), 'filled by the turn');
+  const outcome = revertFiles({ root, entries: [{ path: 'emptied.txt', before: file(''), after: file('filled by the turn') }], contents: {} });
+  assert.deepEqual(outcome, { ok: true, reverted: ['emptied.txt'] });
+  assert.equal(readFileSync(join(root, 'emptied.txt'), 'utf8'), '');
+});
