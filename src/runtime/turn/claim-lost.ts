@@ -35,7 +35,6 @@ export class TurnClaimLost extends Error {
   }
 }
 
-
 /** The fence's refusal, as the runtime sees it. */
 export function claimLostOf(error: unknown): unknown {
   return error instanceof StaleTurnWrite ? new TurnClaimLost('taken_over', { cause: error }) : error;

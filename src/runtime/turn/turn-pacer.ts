@@ -7,28 +7,16 @@
  * I/O runs between two of them. Process-wide, as the scheduler is.
  */
 const waiting: (() => void)[] = [];
-let next = 0;
-let scheduled = false;
 
 /** Resolves at a later turn of the event loop, after the ones already waiting, one per turn. */
 export function pacedTurnWork(): Promise<void> {
   return new Promise((resolve) => {
-    waiting.push(resolve);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(releaseOne);
-    }
+    if (waiting.push(resolve) === 1) setImmediate(releaseOne);
   });
 }
 
 function releaseOne(): void {
-  const release = waiting[next]!;
-  next += 1;
-  if (next < waiting.length) setImmediate(releaseOne);
-  else {
-    waiting.length = 0;
-    next = 0;
-    scheduled = false;
-  }
+  const release = waiting.shift()!;
+  if (waiting.length > 0) setImmediate(releaseOne);
   release();
 }
