@@ -24,6 +24,11 @@ import { renewTurnLeases, takeOverExpiredTurns } from '../../src/store/turn-leas
 import { ensureEventCounter, storeEvents } from '../../src/store/cluster-events.ts';
 import { buildHistoryEntry } from '../../src/domain/history-entry.ts';
 import type { Db } from '../../src/store/database.ts';
+import pino from 'pino';
+import { EventHub } from '../../src/runtime/event-hub.ts';
+import { RequestBroker } from '../../src/runtime/turn/requests.ts';
+import { TurnClaimLost } from '../../src/runtime/turn/claim-lost.ts';
+import type { ClusterDuties } from '../../src/runtime/cluster-supervisor.ts';
 
 const STORE = new URL('../../src/store/', import.meta.url).pathname;
 
@@ -124,6 +129,21 @@ describe('a former owner\'s writes are refused after a takeover, by their outcom
     assert.deepEqual(await listPendingRequests(db, 'default', turn.id), []);
     await insertHumanRequest(db, 'default', request(uuidv7()), 2);
     assert.equal((await listPendingRequests(db, 'default', turn.id)).length, 1);
+  });
+
+  it('insertHumanRequest through the request broker: a former owner\'s question ends in TurnClaimLost, and nothing is published', async () => {
+    const hub = await EventHub.open(db, 'default', 1000, pino({ level: 'silent' }));
+    const noDuties: ClusterDuties = { instanceId: 'alpha', add: () => ({ wake() {}, dueIn() {}, stop() {} }), on() {}, ring() {}, close: async () => {} };
+    const newestBefore = hub.log.newestId;
+    const broker = new RequestBroker(hub, undefined, { db, boundaryId: 'default', attemptOf: () => 1, logger: pino({ level: 'silent' }), duties: noDuties });
+    let waiting = false;
+    const question = { sessionId: turn.sessionId, turnId: turn.id, agentId: null, kind: 'plan_question' as const, prompt: 'from the former owner', options: ['a', 'b'] };
+    const failure = await broker.ask(question, () => (waiting = true)).catch((error: unknown) => error);
+    assert.ok(failure instanceof TurnClaimLost, String(failure));
+    assert.equal(failure.loss, 'taken_over');
+    assert.equal(waiting, false, 'the turn never waits on a request it could not store');
+    assert.equal(hub.log.newestId, newestBefore, 'no request.created');
+    assert.equal((await listPendingRequests(db, 'default', turn.id)).some((request) => request.prompt === 'from the former owner'), false);
   });
 
   it('claimSteer', async () => {
