@@ -39,7 +39,8 @@ export class SubscriberLimits {
   endAll(): void {
     for (const [response, frames] of this.streams) {
       frames.release(response);
-      response.end(() => response.socket?.destroySoon());
+      // a stream served inside the process (in-process-fetch.ts) has a socket without destroySoon
+      response.end(() => response.socket?.destroySoon?.());
     }
   }
 
