@@ -39,8 +39,7 @@ export class SubscriberLimits {
   endAll(): void {
     for (const [response, frames] of this.streams) {
       frames.release(response);
-      // a stream served inside the process (in-process-fetch.ts) has a socket without destroySoon
-      response.end(() => response.socket?.destroySoon?.());
+      response.end(() => response.socket?.destroySoon());
     }
   }
 

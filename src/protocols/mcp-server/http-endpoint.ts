@@ -43,8 +43,7 @@ export class McpEndpoint {
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       if (!session || session.credential !== credential) throw new ApiError('connection_not_found', 'no MCP session of yours has this Mcp-Session-Id: initialize a new one');
-      // the SDK reads parsedBody, never the request's own body: the Request carries none
-      return sendWebResponse(await session.transport.handleRequest(toWebRequest(request, reply, undefined), { parsedBody }), reply);
+      return sendWebResponse(await session.transport.handleRequest(toWebRequest(request, reply, body), { parsedBody }), reply);
     }
     const server = agentdMcpServer(callerClient(this.options.selfUrl(), request.headers.authorization, this.options.dispatch), this.options.version);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
@@ -53,7 +52,7 @@ export class McpEndpoint {
       onsessionclosed: (id) => void this.sessions.delete(id),
     });
     await server.connect(transport);
-    const response = await transport.handleRequest(toWebRequest(request, reply, undefined), { parsedBody });
+    const response = await transport.handleRequest(toWebRequest(request, reply, body), { parsedBody });
     if (transport.sessionId === undefined) await server.close();
     await sendWebResponse(response, reply);
   }
