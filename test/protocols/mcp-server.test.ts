@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { useServerOnFakeProvider } from '../support/harness.ts';
 import { mcpClient, useMcpAgent } from './mcp-support.ts';
 
 const TOKEN = 'mcp-server-test-token-0123456789abcdef0123';
@@ -94,3 +96,37 @@ describe('agentd as an MCP server at /mcp', () => {
     assert.equal((await call(mcp.agent, 'list_sessions', {})).isError, undefined, 'still serving');
   });
 });
+
+describe('an MCP session that ends gives back its event stream (read inside the process)', () => {
+  const started = useServerOnFakeProvider({ env: { SERVICE_TOKEN: TOKEN }, args: ['--max-event-subscribers', '1'] });
+
+  it('with room for one subscriber, a second MCP session runs its turn once the first has ended, and the API gets a stream after both', async () => {
+    const { server, fake } = started;
+    const first = await mcpClient(server.url, TOKEN);
+    fake.enqueue({ kind: 'reply', text: 'first' });
+    assert.equal((await call(first, 'start_turn', { prompt: 'one', cwd: server.workspace })).structuredContent.text, 'first');
+    assert.equal(await eventStreamStatus(server.url), 429, 'the first session holds the one stream while it lives');
+    await (first.transport as StreamableHTTPClientTransport).terminateSession();
+    await first.close();
+
+    const second = await mcpClient(server.url, TOKEN);
+    try {
+      fake.enqueue({ kind: 'reply', text: 'second' });
+      const result = await call(second, 'start_turn', { prompt: 'two', cwd: server.workspace });
+      assert.equal(result.isError, undefined, JSON.stringify(result.content));
+      assert.equal(result.structuredContent.text, 'second');
+      await (second.transport as StreamableHTTPClientTransport).terminateSession();
+    } finally {
+      await second.close();
+    }
+    assert.equal(await eventStreamStatus(server.url), 200, 'both sessions gave their stream back');
+  });
+});
+
+/** The status GET /v1/events answers with; a stream that opens is closed at once. */
+async function eventStreamStatus(url: string): Promise<number> {
+  const controller = new AbortController();
+  const response = await fetch(`${url}/v1/events`, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' }, signal: controller.signal });
+  controller.abort();
+  return response.status;
+}
