@@ -8,10 +8,13 @@
  * script fed to bash by a heredoc, parsed twice: the line, then the script). Each is judged
  * BENCH_ROUNDS times (default 5,000) after 500 to warm up, in turn with the others; each judgement
  * of a 4 KiB line is timed alone. Prints p50 and p99 of wall time and the process's CPU time per
- * judgement (the decision cache is defeated by a changing trailing comment).
+ * judgement (the decision cache is defeated by a changing trailing comment). Beside the chain's
+ * parse, tree-sitter-bash's own parse of it with nothing read from the tree: what no reader can go under.
  *
  *   node --import tsx bench/shell-parser.ts
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { loadBashParser } from '../src/agent/policy/bash-parser.ts';
 import { decideToolCall, type PolicyContext } from '../src/agent/policy/decide.ts';
@@ -39,6 +42,19 @@ const context: PolicyContext = {
   rules: [{ tool: 'shell', pattern: 'touch *', action: 'deny' }],
   cwd: '/tmp',
 };
+
+/**
+ * tree-sitter-bash's own parse of a line, nothing read from the tree: the floor under every parse
+ * figure, measured in the same run (a parser of its own, beside the policy's).
+ */
+async function grammarOnly(): Promise<(line: string) => void> {
+  const { Parser, Language } = await import('web-tree-sitter');
+  const resolve = createRequire(import.meta.url).resolve;
+  await Parser.init({ wasmBinary: readFileSync(resolve('web-tree-sitter/web-tree-sitter.wasm')) });
+  const parser = new Parser();
+  parser.setLanguage(await Language.load(readFileSync(resolve('tree-sitter-bash/tree-sitter-bash.wasm'))));
+  return (line) => parser.parse(line)?.delete();
+}
 
 interface Sample {
   wallMs: number;
@@ -71,15 +87,19 @@ runIfMain(import.meta.url, async () => {
   const loadStart = performance.now();
   await loadBashParser();
   const loadMs = performance.now() - loadStart;
+  const parseOnly = await grammarOnly();
   const lines = { short: SHORT, chain: [CHAIN], heredoc: [HEREDOC] };
   const parse: Record<string, Sample[]> = { short: [], chain: [], heredoc: [] };
   const decide: Record<string, Sample[]> = { short: [], chain: [], heredoc: [] };
+  const floor: Sample[] = [];
   for (let round = -500; round < rounds; round++) {
     for (const [kind, list] of Object.entries(lines)) {
       const line = `${list[(round + 500) % list.length]} # ${round}`;
       const parsed = time(() => parseShell(line));
       const decided = time(() => decideToolCall({ name: 'shell', input: '{}', plan: { readOnly: false, paths: ['.'], command: line } }, context));
+      const grammar = kind === 'chain' ? time(() => parseOnly(line)) : null;
       if (round < 0) continue;
+      if (grammar) floor.push(grammar);
       parse[kind].push(parsed);
       decide[kind].push(decided);
     }
@@ -87,6 +107,7 @@ runIfMain(import.meta.url, async () => {
   printFigure({ name: 'Loading the parser (web-tree-sitter and the bash grammar, once per process)', value: `${fixed(loadMs, 1)} ms` });
   report(`Parse, short lines (${SHORT.length} kinds, ≤ ${Math.max(...SHORT.map((line) => line.length))} bytes)`, parse.short, false);
   report('Policy decision, short lines', decide.short, false);
+  report('tree-sitter-bash alone, the 4 KiB chain (its parse, nothing read: the floor under the next line)', floor, false);
   report(`Parse, a 4 KiB chain of commands (${CHAIN.length} bytes)`, parse.chain, true);
   report('Policy decision, the 4 KiB chain', decide.chain, true);
   report(`Parse, a 4 KiB script heredoc'd into bash (${HEREDOC.length} bytes; the script itself parsed by the decision)`, parse.heredoc, true);
