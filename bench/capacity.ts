@@ -17,9 +17,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { agentdNodeFlags, modelsFor, sleep, spawnScript, startAgentd, type Child } from './support/children.ts';
+import { inBatches } from './support/batches.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
 import { SseSubscriber, type SseFrame } from './support/sse-subscriber.ts';
+import { TERMINAL_EVENTS } from './support/turn-driver.ts';
 
 type Dialect = 'openai-responses' | 'anthropic-messages' | 'openai-chat';
 type Target = 'agentd' | 'ceiling';
@@ -56,7 +58,6 @@ interface DeltaSamples {
 }
 
 const CLOCK_WORD = /t(\d{16})/g;
-const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
 const ADMISSION_CONNECTIONS = 32;
 
 function nowMicros(): number {
@@ -84,7 +85,7 @@ class LiveTurnWatcher {
         this.samples.latenciesMs.push((readAt - Number(match[1])) / 1000);
         this.samples.readAtMs.push(performance.now());
       }
-    } else if (TERMINAL.has(frame.event)) {
+    } else if (TERMINAL_EVENTS.has(frame.event)) {
       this.ended = true;
       this.endedAtMs = performance.now();
     }
@@ -96,28 +97,17 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
-async function inBatches<T>(count: number, width: number, work: (index: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, count) }, async () => {
-    while (next < count) {
-      const index = next++;
-      results[index] = await work(index);
-    }
-  }));
-  return results;
-}
-
 async function startTarget(target: Target, modelBaseUrl: string, options: CapacityOptions): Promise<Child> {
   if (target === 'ceiling') return spawnScript('delta-ceiling-server.mjs', /delta ceiling listening on (http:\/\/\S+)/, [modelBaseUrl, options.dialect]);
-  const room = String(options.liveTurns + 8);
   const models = modelsFor(modelBaseUrl);
   const connections = models.connections.map((connection) => ({ ...connection, dialect: options.dialect }));
-  return startAgentd({
-    models: { ...models, connections },
-    args: ['--log-level', 'warn', '--max-concurrent-turns', room, '--max-queued-turns', room, '--max-event-subscribers', room, '--model-stall-timeout', '600'],
-    nodeArgs: agentdNodeFlags(),
-  });
+  return startAgentd({ models: { ...models, connections }, args: liveTurnArgs(options.liveTurns), nodeArgs: agentdNodeFlags() });
+}
+
+/** `agentd serve` sized for `liveTurns` streaming at once, each watched: room for every turn and subscriber. */
+export function liveTurnArgs(liveTurns: number): string[] {
+  const room = String(liveTurns + 8);
+  return ['--log-level', 'warn', '--max-concurrent-turns', room, '--max-queued-turns', room, '--max-event-subscribers', room, '--model-stall-timeout', '600'];
 }
 
 /** N live turns against one target; the paced model is its own process, started fresh. */

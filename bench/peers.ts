@@ -9,10 +9,14 @@
  *
  * Knobs (environment): BENCH_SECONDS (per wrk run, default 3), BENCH_ROUNDS (wrk runs per route,
  * default 3), BENCH_TURN_SECONDS (per turn run, default 6), BENCH_SUBSCRIBERS (default 256),
- * BENCH_PEERS (which columns, default "agentd,opencode,langgraph"), BENCH_PEERS_DIR (the cache).
+ * BENCH_PEERS (which columns, default "agentd,opencode,langgraph"), BENCH_PEERS_DIR (the cache),
+ * BENCH_PARTS ("figures,capacity" by default: the figures above, then the live-turn capacity),
+ * BENCH_CAPACITY_LADDER (the N of live turns to climb, default "10,25,50,100,250,500,1000,2000"),
+ * BENCH_DELTA_RATE and BENCH_LIVE_SECONDS (each live turn's deltas per second and length, 10 and 5).
  */
 import { cpus, loadavg } from 'node:os';
 import { agentdPeer } from './peers/agentd.ts';
+import { measureCapacity, type LiveTurnsOptions } from './peers/capacity.ts';
 import { ensurePeersInstalled } from './peers/install.ts';
 import { langgraphPeer } from './peers/langgraph.ts';
 import { measurePeer, type PeerBenchOptions } from './peers/measure.ts';
@@ -33,6 +37,15 @@ function optionsFromEnv(): PeerBenchOptions {
     rounds: Number(process.env.BENCH_ROUNDS ?? 3),
     turnSeconds: Number(process.env.BENCH_TURN_SECONDS ?? 6),
     subscribers: Number(process.env.BENCH_SUBSCRIBERS ?? 256),
+  };
+}
+
+function capacityOptionsFromEnv(): LiveTurnsOptions {
+  return {
+    deltaRate: Number(process.env.BENCH_DELTA_RATE ?? 10),
+    turnSeconds: Number(process.env.BENCH_LIVE_SECONDS ?? 5),
+    ladder: (process.env.BENCH_CAPACITY_LADDER ?? '10,25,50,100,250,500,1000,2000').split(',').map(Number),
+    p99LimitMs: 1_000,
   };
 }
 
@@ -60,10 +73,12 @@ runIfMain(import.meta.url, async () => {
   const options = optionsFromEnv();
   console.log(`# agentd against its peers ${new Date().toISOString()}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`);
   console.log(`# wrk: median of ${options.rounds} × ${options.seconds} s per route; turns: ${options.turnSeconds} s per run; fan-out: ${options.subscribers} subscribers`);
+  const parts = new Set((process.env.BENCH_PARTS ?? 'figures,capacity').split(','));
+  const capacity = capacityOptionsFromEnv();
   const fake = await startFakeModel();
-  const columns: Column[] = [];
+  const columns: Column[] = peers.map((peer) => ({ name: peer.name, cells: {} }));
   try {
-    await quietly('Fastify hello ceiling', async () => {
+    if (parts.has('figures')) await quietly('Fastify hello ceiling', async () => {
       const hello = await startHello();
       try {
         await runWrk(`${hello.url}/`, { seconds: 1 });
@@ -74,7 +89,10 @@ runIfMain(import.meta.url, async () => {
         await hello.stop();
       }
     });
-    for (const peer of peers) columns.push(await quietly(peer.name, () => measurePeer(peer, fake, options)));
+    for (const [index, peer] of peers.entries()) {
+      if (parts.has('figures')) columns[index] = await quietly(peer.name, () => measurePeer(peer, fake, options));
+      if (parts.has('capacity')) columns[index].cells.capacity = await quietly(`${peer.name}, live turns`, () => measureCapacity(peer, capacity, console.log));
+    }
   } finally {
     await fake.stop();
   }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { agentdRoot, ensureBuilt, modelsFor } from '../support/children.ts';
 import type { HttpClient } from '../support/http-client.ts';
 import { SseSubscriber } from '../support/sse-subscriber.ts';
-import { TurnWatcher } from '../support/turn-driver.ts';
+import { TERMINAL_EVENTS, TurnWatcher } from '../support/turn-driver.ts';
+import { liveTurnArgs } from '../capacity.ts';
 import { TURN_LIMIT_ARGS } from '../turns.ts';
 import type { Peer, RunningPeer, TurnRunner } from './peer.ts';
 import { freePort, startServerProcess } from './server-process.ts';
@@ -13,7 +14,7 @@ const TURN_TIMEOUT_MS = 60_000;
 
 export const agentdPeer: Peer = {
   name: 'agentd',
-  async start(fakeModelBaseUrl, scratch) {
+  async start(fakeModelBaseUrl, scratch, liveTurns) {
     // BENCH_AGENTD_ROOT runs another checkout (say, a clean one while this tree is mid-change).
     const root = agentdRoot();
     ensureBuilt(root);
@@ -26,7 +27,7 @@ export const agentdPeer: Peer = {
     const url = `http://127.0.0.1:${port}`;
     const server = await startServerProcess({
       command: process.execPath,
-      args: [join(root, 'bin', 'agentd.js'), 'serve', '--port', String(port), '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile, ...TURN_LIMIT_ARGS],
+      args: [join(root, 'bin', 'agentd.js'), 'serve', '--port', String(port), '--state-dir', stateDir, '--workspace-root', workspace, '--models-file', modelsFile, ...(liveTurns === undefined ? TURN_LIMIT_ARGS : liveTurnArgs(liveTurns))],
       cwd: root,
       env: process.env,
       logFile: join(scratch, 'agentd.log'),
@@ -64,6 +65,16 @@ function running(server: Awaited<ReturnType<typeof startServerProcess>>, url: st
       };
     },
     isOwnFrame: (event) => event === 'replay.reset',
+    async prepareLiveTurn(_client, sessionId, input) {
+      return {
+        subscribePath: `/v1/events?sessionId=${sessionId}`,
+        sharedStream: false,
+        endsWhenStarted: false,
+        start: async (client) => void (await client.expect(202, 'POST', `/v1/sessions/${sessionId}/turns`, { input })),
+      };
+    },
+    isTurnEnd: (event) => event !== undefined && TERMINAL_EVENTS.has(event),
+    isTextDelta: (event) => event === 'response.text.delta',
   };
 }
 

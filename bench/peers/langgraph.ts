@@ -19,7 +19,7 @@ const STREAM_START_DELAY_SECONDS = 2;
 
 export const langgraphPeer: Peer = {
   name: `LangGraph dev ${PEER_PACKAGES['@langchain/langgraph-cli']}`,
-  async start(fakeModelBaseUrl, scratch) {
+  async start(fakeModelBaseUrl, scratch, liveTurns) {
     // The project must sit inside the cache so the graph resolves the pinned @langchain packages.
     const project = join(peersDirectory(), 'projects', scratch.replace(/[^\w-]/g, '_').slice(-40));
     mkdirSync(project, { recursive: true });
@@ -29,7 +29,8 @@ export const langgraphPeer: Peer = {
     const url = `http://127.0.0.1:${port}`;
     const server = await startServerProcess({
       command: peerBinary('langgraphjs'),
-      args: ['dev', '--port', String(port), '--host', '127.0.0.1', '--no-browser', '--config', join(project, 'langgraph.json')],
+      // a run takes a worker for as long as it streams: as many workers as turns stream at once
+      args: ['dev', '--port', String(port), '--host', '127.0.0.1', '--no-browser', '--config', join(project, 'langgraph.json'), ...(liveTurns === undefined ? [] : ['--n-jobs-per-worker', String(liveTurns)])],
       cwd: project,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_FAKE_MODEL_URL: fakeModelBaseUrl, LANGSMITH_TRACING: 'false', LANGCHAIN_TRACING_V2: 'false' },
       logFile: join(scratch, 'langgraph.log'),
@@ -71,6 +72,15 @@ function running(server: ServerProcess, url: string, project: string): RunningPe
       };
     },
     isOwnFrame: () => false,
+    async prepareLiveTurn(client, threadId, text, liveTurns) {
+      // The run waits long enough for every live turn to be made and watched before any starts.
+      const afterSeconds = STREAM_START_DELAY_SECONDS + Math.ceil(liveTurns / 50);
+      const run = await client.expect(200, 'POST', `/threads/${threadId}/runs`, { ...input(text), stream_mode: ['messages-tuple'], after_seconds: afterSeconds });
+      return { subscribePath: `/threads/${threadId}/runs/${run.run_id}/stream`, sharedStream: false, endsWhenStarted: false, start: async () => {} };
+    },
+    // a run's stream ends with the run
+    isTurnEnd: () => false,
+    isTextDelta: (event) => event?.startsWith('messages') ?? false,
     async stop() {
       await server.stop();
       rmSync(project, { recursive: true, force: true });

@@ -92,5 +92,12 @@ function running(server: ServerProcess, url: string): RunningPeer {
     },
     // server.connected greets each subscriber; server.heartbeat keeps each connection alive.
     isOwnFrame: (_event, data) => data.includes('"type":"server.'),
+    // opencode has one event stream for everything; the message route answers when the reply is complete.
+    async prepareLiveTurn(_client, sessionId, input) {
+      return { subscribePath: '/event', sharedStream: true, endsWhenStarted: true, start: (client) => runTurn(client, sessionId, input) };
+    },
+    isTurnEnd: () => false,
+    // the session's title, made by the same model, quotes words of a reply too
+    isTextDelta: (_event, data) => data.includes('"type":"message.part.delta"'),
   };
 }

@@ -17,6 +17,19 @@ interface StreamingTurn {
   run(): Promise<void>;
 }
 
+/**
+ * A turn streamed live to a watcher of its own (the capacity ladder, bench/peers/capacity.ts):
+ * the watcher subscribes to `subscribePath`, then `start` sends the turn.
+ */
+export interface LiveTurn {
+  subscribePath: string;
+  /** the path streams every session's events (a global stream): the watcher keeps the frames naming its session */
+  sharedStream: boolean;
+  /** Sends the turn; resolves once the peer has taken it, or, with `endsWhenStarted`, once the turn has ended. */
+  start(client: HttpClient): Promise<void>;
+  endsWhenStarted: boolean;
+}
+
 export interface TurnRunner {
   /** Sends `input` as a user turn and resolves once the turn has ended. */
   runTurn(sessionId: string, input: string): Promise<void>;
@@ -38,11 +51,21 @@ export interface RunningPeer extends ServerProcess {
   prepareStreamingTurn(client: HttpClient, sessionId: string, input: string): Promise<StreamingTurn>;
   /** Frames every subscriber gets for itself (greetings, heartbeats), left out of the loss count. */
   isOwnFrame(event: string | undefined, data: string): boolean;
+  /** A turn for the capacity ladder, one of `liveTurns` streaming at once. */
+  prepareLiveTurn(client: HttpClient, sessionId: string, input: string, liveTurns: number): Promise<LiveTurn>;
+  /** The frame that ends a live turn on its stream, where the peer sends one. */
+  isTurnEnd(event: string | undefined, data: string): boolean;
+  /** A frame that carries the reply's text as it streams (not a title or a summary that quotes it). */
+  isTextDelta(event: string | undefined, data: string): boolean;
 }
 
 export interface Peer {
   /** the table's column, with the version */
   readonly name: string;
-  /** Starts the server on a loopback port with fresh state, its model the fake at `fakeModelBaseUrl` (…/v1). */
-  start(fakeModelBaseUrl: string, scratch: string): Promise<RunningPeer>;
+  /**
+   * Starts the server on a loopback port with fresh state, its model the fake at `fakeModelBaseUrl`
+   * (…/v1). With `liveTurns`, its limits are set so that many turns can stream at once, as an
+   * operator sizing it for that load would.
+   */
+  start(fakeModelBaseUrl: string, scratch: string, liveTurns?: number): Promise<RunningPeer>;
 }

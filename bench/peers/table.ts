@@ -21,6 +21,7 @@ export const FIGURES = [
   { key: 'overhead', label: 'Server time per turn, p50, one at a time', higherIsBetter: false },
   { key: 'fanout', label: 'SSE fan-out, events read/s by all subscribers of one streamed turn', higherIsBetter: true },
   { key: 'rssLoaded', label: 'RSS after the load (process tree)', higherIsBetter: false },
+  { key: 'capacity', label: 'Live turns sustained with p99 delivery ≤ 1 s (10 deltas/s for 5 s each, a watcher each)', higherIsBetter: true },
 ] as const satisfies readonly FigureRow[];
 
 export type FigureKey = (typeof FIGURES)[number]['key'];

@@ -5,7 +5,7 @@
 import type { HttpClient } from './http-client.ts';
 import type { SseFrame } from './sse-subscriber.ts';
 
-const TERMINAL_EVENTS = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
+export const TERMINAL_EVENTS = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
 
 export interface TurnEnd {
   event: string;
