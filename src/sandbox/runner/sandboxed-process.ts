@@ -118,7 +118,7 @@ function run(context: SandboxContext, spec: ProcessSpec, launch: CommandLaunch, 
     child.on('close', async (exitCode, signal) => {
       await group.killAll(); // normally empty already: the namespace ends with bwrap
       group.remove();
-      launch.release();
+      launch.release(signal === null && exitCode !== null && exitCode < 126);
       resolve({ exitCode, signal, outputTruncated });
     });
   });

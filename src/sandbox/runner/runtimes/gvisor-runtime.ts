@@ -146,7 +146,8 @@ export async function startGvisorRuntime(setup: GvisorSetup): Promise<SandboxRun
           const pid = await guestPid(files.pid);
           if (pid !== null) await killNamespace(runsc, id, pid);
         },
-        release: () => {
+        release: (endedNormally) => {
+          sandbox.commandEnded(endedNormally);
           rmSync(files.process, { force: true });
           rmSync(files.pid, { force: true });
         },

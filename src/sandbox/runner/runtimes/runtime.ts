@@ -21,8 +21,11 @@ export interface CommandLaunch {
   argv: string[];
   /** kills what the command runs outside its cgroup (under gVisor: inside the tenant's sandbox); the cgroup is killed after */
   stop(): Promise<void>;
-  /** called once the command has ended and its cgroup is empty (a runtime's per-command files) */
-  release(): void;
+  /**
+   * Called once the command has ended and its cgroup is empty (a runtime's per-command files).
+   * `endedNormally`: it exited by itself with a status under 126 (no signal, no runtime failure).
+   */
+  release(endedNormally: boolean): void;
 }
 
 export interface SandboxRuntime {
