@@ -5,7 +5,7 @@
  * pointed at the same zero-latency fake model, then driven with the same operations. Prints one
  * table with every peer's ratio to agentd. Never part of `npm test` or CI.
  *
- *   node --import tsx bench/peers.ts          (takes about 4 minutes; the first run installs ≈ 550 MB)
+ *   node --import tsx bench/peers.ts          (about 4 minutes of figures and 6 of capacity; the first run installs ≈ 550 MB)
  *
  * Knobs (environment): BENCH_SECONDS (per wrk run, default 3), BENCH_ROUNDS (wrk runs per route,
  * default 3), BENCH_TURN_SECONDS (per turn run, default 6), BENCH_SUBSCRIBERS (default 256),
