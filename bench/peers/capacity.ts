@@ -32,7 +32,7 @@ export interface LiveTurnsOptions {
   p99LimitMs: number;
 }
 
-export interface LiveTurnsReading {
+interface LiveTurnsReading {
   liveTurns: number;
   expected: number;
   delivered: number;
@@ -145,7 +145,7 @@ async function streamLiveTurns(running: RunningPeer, count: number, options: Liv
  * N live turns on a fresh `peer`, with a fresh paced model of its own, after one live turn alone
  * that warms the server up (opencode loads its plugins at its first turn; JIT everywhere).
  */
-export async function measureLiveTurns(peer: Peer, liveTurns: number, options: LiveTurnsOptions): Promise<LiveTurnsReading> {
+async function measureLiveTurns(peer: Peer, liveTurns: number, options: LiveTurnsOptions): Promise<LiveTurnsReading> {
   const deltasPerTurn = options.deltaRate * options.turnSeconds;
   const model = await spawnScript('paced-model-server.ts', /paced model listening on (http:\/\/\S+)/, ['--deltas', String(deltasPerTurn), '--rate', String(options.deltaRate)]);
   const scratch = mkdtempSync(join(tmpdir(), 'agentd-bench-live-'));
@@ -180,11 +180,11 @@ export async function measureLiveTurns(peer: Peer, liveTurns: number, options: L
   }
 }
 
-export function sustained(reading: LiveTurnsReading, options: LiveTurnsOptions): boolean {
+function sustained(reading: LiveTurnsReading, options: LiveTurnsOptions): boolean {
   return reading.lost === 0 && reading.unfinished === 0 && reading.p99Ms <= options.p99LimitMs;
 }
 
-export function describeReading(reading: LiveTurnsReading): string {
+function describeReading(reading: LiveTurnsReading): string {
   return `${whole(reading.liveTurns)} live turns: ${whole(reading.delivered)} of ${whole(reading.expected)} deltas, ${whole(reading.lost)} lost, p50 ${fixed(reading.p50Ms)} ms, p99 ${fixed(reading.p99Ms)} ms, max ${fixed(reading.maxMs)} ms${reading.unfinished ? `, ${whole(reading.unfinished)} turns unfinished` : ''}, RSS ${fixed(reading.rssPerTurnKb)} KB per turn`;
 }
 

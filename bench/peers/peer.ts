@@ -21,7 +21,7 @@ interface StreamingTurn {
  * A turn streamed live to a watcher of its own (the capacity ladder, bench/peers/capacity.ts):
  * the watcher subscribes to `subscribePath`, then `start` sends the turn.
  */
-export interface LiveTurn {
+interface LiveTurn {
   subscribePath: string;
   /** the path streams every session's events (a global stream): the watcher keeps the frames naming its session */
   sharedStream: boolean;

@@ -43,23 +43,25 @@ async function withStream(onStream: (response: ServerResponse) => void): Promise
 }
 
 describe('FrameBatch: the frames of one event-loop pass leave in one socket write', () => {
-  it('joins frames written by separate callbacks of one pass (two timers), where each callback wrote on its own without it', async () => {
+  it('joins frames written by separate callbacks of one pass (two immediates), where each callback wrote on its own without it', async () => {
     for (const batched of [true, false]) {
       let writes = -1;
       const text = await withStream((response) => {
         const batch = new FrameBatch(new PassEnd());
         const writesOf = countSocketWrites(response);
         const write = (frame: string) => (batched ? batch.write(response, frame) : response.write(frame));
-        setTimeout(() => write('data: a\n\n'), 5);
+        // Two immediates booked together run in one pass, always. Two timers of the same delay
+        // did not when their bookings fell on either side of a millisecond (a CI-like run saw it).
         setTimeout(() => {
-          write('data: b\n\n');
-          // booked from inside this pass, so it runs in a later one even when a loaded machine
-          // runs late timers together (booked beside the others, it once ran in their pass and
-          // ended the stream under the held frames)
-          setTimeout(() => {
-            writes = writesOf();
-            response.end();
-          }, 25);
+          setImmediate(() => write('data: a\n\n'));
+          setImmediate(() => {
+            write('data: b\n\n');
+            // booked from inside this pass, so it runs in a later one
+            setTimeout(() => {
+              writes = writesOf();
+              response.end();
+            }, 25);
+          });
         }, 5);
       });
       assert.equal(text, 'data: a\n\ndata: b\n\n');
