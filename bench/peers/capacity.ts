@@ -124,10 +124,12 @@ async function streamLiveTurns(running: RunningPeer, count: number, options: Liv
     const own = turns.map((turn, index) => new LiveTurnWatcher(sessions[index], turn.sharedStream, latenciesMs, running));
     watchers.push(...own);
     await inBatches(count, ADMISSION_CONNECTIONS, (index) => own[index].connect(running.url + turns[index].subscribePath));
+    // a start the peer refuses ends that turn at once: its deltas count as lost
     const started = turns.map((turn, index) =>
-      turn.start(starts).then(() => {
-        if (turn.endsWhenStarted) own[index].ended = true;
-      }),
+      turn.start(starts).then(
+        () => void (turn.endsWhenStarted && (own[index].ended = true)),
+        () => void (own[index].ended = true),
+      ),
     );
     const deadline = Date.now() + (options.turnSeconds + 60 + count / 50) * 1000;
     while (own.some((watcher) => !watcher.ended) && Date.now() < deadline) await sleep(100);
