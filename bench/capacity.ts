@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { agentdNodeFlags, modelsFor, sleep, spawnScript, startAgentd, type Child } from './support/children.ts';
 import { inBatches } from './support/batches.ts';
+import { clockWordsIn, nowMicros } from './support/clock-words.ts';
 import { HttpClient } from './support/http-client.ts';
 import { fixed, percentile, printFigure, runIfMain, whole } from './support/report.ts';
 import { SseSubscriber, type SseFrame } from './support/sse-subscriber.ts';
@@ -57,12 +58,7 @@ interface DeltaSamples {
   readAtMs: number[];
 }
 
-const CLOCK_WORD = /t(\d{16})/g;
 const ADMISSION_CONNECTIONS = 32;
-
-function nowMicros(): number {
-  return (performance.timeOrigin + performance.now()) * 1000;
-}
 
 /** One session's subscriber: reads its deltas back, times them, checks ids only ever rise. */
 class LiveTurnWatcher {
@@ -80,9 +76,9 @@ class LiveTurnWatcher {
       this.lastId = frame.id;
     }
     if (frame.event === 'response.text.delta') {
-      for (const match of frame.data.matchAll(CLOCK_WORD)) {
+      for (const { latencyMs } of clockWordsIn(frame.data, readAt)) {
         this.deltas += 1;
-        this.samples.latenciesMs.push((readAt - Number(match[1])) / 1000);
+        this.samples.latenciesMs.push(latencyMs);
         this.samples.readAtMs.push(performance.now());
       }
     } else if (TERMINAL_EVENTS.has(frame.event)) {

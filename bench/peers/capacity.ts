@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
 import { inBatches } from '../support/batches.ts';
+import { clockWordsIn, nowMicros } from '../support/clock-words.ts';
 import { sleep, spawnScript } from '../support/children.ts';
 import { HttpClient } from '../support/http-client.ts';
 import { fixed, percentile, whole } from '../support/report.ts';
@@ -46,12 +47,7 @@ interface LiveTurnsReading {
 }
 
 const ADMISSION_CONNECTIONS = 32;
-const CLOCK_WORD = /t\d{16}/g;
 const RSS_SAMPLE_MS = 250;
-
-function nowMicros(): number {
-  return (performance.timeOrigin + performance.now()) * 1000;
-}
 
 /** One session's watcher: the first read of each clock word, and whether its turn has ended. */
 class LiveTurnWatcher {
@@ -95,10 +91,10 @@ class LiveTurnWatcher {
     if (this.peer.isTurnEnd(event, data)) this.ended = true;
     if (!this.peer.isTextDelta(event, data)) return;
     const readAt = nowMicros();
-    for (const [word] of data.matchAll(CLOCK_WORD)) {
+    for (const { word, latencyMs } of clockWordsIn(data, readAt)) {
       if (this.seen.has(word)) continue;
       this.seen.add(word);
-      this.latenciesMs.push((readAt - Number(word.slice(1))) / 1000);
+      this.latenciesMs.push(latencyMs);
     }
   }
 }

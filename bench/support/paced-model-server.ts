@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { wireByDialect, type WireDialect } from '../../test/support/fake-provider-wire.ts';
+import { clockWord } from './clock-words.ts';
 
 const { values } = parseArgs({ options: { deltas: { type: 'string', default: '50' }, rate: { type: 'string', default: '10' } } });
 const DELTAS = Number(values.deltas);
@@ -28,11 +29,6 @@ const DIALECT_BY_PATH: Record<string, WireDialect> = {
   '/v1/messages': 'anthropic-messages',
   '/v1/chat/completions': 'openai-chat',
 };
-
-/** The current wall-clock time in whole microseconds, sixteen digits. */
-export function clockWord(): string {
-  return `t${Math.round((performance.timeOrigin + performance.now()) * 1000)}`;
-}
 
 interface Stream {
   response: ServerResponse;
