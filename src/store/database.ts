@@ -8,6 +8,7 @@ import { migrationProvider } from './migrations.ts';
 import { postgresDoorbell, type Doorbell } from './doorbell.ts';
 import { claimPostgres, claimSqliteFile, type ClaimMode, type DatabaseClaim, type DatabaseInUse, type PostgresClaim } from './database-claim.ts';
 import { clusterSessionConfig, dropPgClient, poolWithDeadlines, queryDeadlineMs, type DroppableClient } from './session-deadlines.ts';
+import { connectOnceMore } from './unavailable.ts';
 
 export type Db = Kysely<Database>;
 
@@ -172,13 +173,14 @@ async function openPostgres(url: string, maxConnections: number, claiming: Store
 /**
  * The store's queries take the claim's connection when it is free (it stays open for the claim
  * anyway), and the pool's beyond it: a store used one query at a time, as a tenant's runtime is
- * on its first request, opens no second connection.
+ * on its first request, opens no second connection. A connection that fails to open for a
+ * passing reason is tried once more (unavailable.ts).
  */
 function claimFirst(claim: PostgresClaim | null, pool: pg.Pool): () => Promise<DroppableClient> {
   return async () => {
     const lent = claim?.lend();
     if (lent) return lent;
-    const client = await pool.connect();
+    const client = await connectOnceMore(() => pool.connect());
     return Object.assign(client, { drop: () => dropPgClient(client) });
   };
 }

@@ -26,3 +26,18 @@ export function isStoreUnavailable(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.some(isStoreUnavailable);
   return typeof message === 'string' && POSTGRES_MESSAGES.test(message);
 }
+
+/**
+ * Opens a connection, and asks once more when the first try failed for a passing reason: nothing
+ * was sent on it, so trying again cannot do anything twice. The case it is for: a container
+ * network that drops a name lookup while it reconfigures (a neighbour stopping), where glibc asks
+ * again only after its 5 s, as long as the whole connect may take; the second lookup is answered.
+ */
+export async function connectOnceMore<T>(connect: () => Promise<T>): Promise<T> {
+  try {
+    return await connect();
+  } catch (error) {
+    if (!isStoreUnavailable(error)) throw error;
+    return connect();
+  }
+}

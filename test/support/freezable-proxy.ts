@@ -15,6 +15,10 @@ export interface FreezableProxy {
   /** freezes every connection right after forwarding a message from the client that contains `text` */
   freezeAfter(text: string): void;
   thaw(): void;
+  /** closes each of the next `count` connections as soon as it is accepted, as a server gone a moment does */
+  cutNext(count: number): void;
+  /** how many connections the proxy has accepted */
+  readonly accepted: number;
   readonly frozen: boolean;
   close(): Promise<void>;
 }
@@ -28,11 +32,19 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
   const pairs = new Set<Pair>();
   let frozen = false;
   let freezeOn: string | null = null;
+  let toCut = 0;
+  let accepted = 0;
   const setFrozen = (value: boolean) => {
     frozen = value;
     for (const { client, server } of pairs) for (const socket of [client, server]) value ? socket.pause() : socket.resume();
   };
   const server: Server = createServer((client) => {
+    accepted++;
+    if (toCut > 0) {
+      toCut--;
+      client.destroy();
+      return;
+    }
     const upstream = connect(targetPort, targetHost);
     const pair = { client, server: upstream };
     pairs.add(pair);
@@ -73,6 +85,12 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
       freezeOn = text;
     },
     thaw: () => setFrozen(false),
+    cutNext(count) {
+      toCut = count;
+    },
+    get accepted() {
+      return accepted;
+    },
     get frozen() {
       return frozen;
     },
