@@ -24,7 +24,7 @@ import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tracing.ts';
 import type { ClaimedAdmission, ResumedTurn, TurnClaim, TurnClaims } from './turn-claim.ts';
-import type { TurnClaimLost } from './claim-lost.ts';
+import { TurnClaimLost } from './claim-lost.ts';
 import { TurnQueue, type QueueSlot } from './turn-queue.ts';
 import { TurnExecution } from './turn-execution.ts';
 import { TurnEnds } from './turn-ends.ts';
@@ -213,7 +213,9 @@ export class TurnRunner {
       outcome = await this.execution.execute(turn, claim, text, resume);
     } catch (error) {
       outcome = failureOutcome(error, signal, performance.now() - startedMs);
-      if (outcome.kind === 'failed') this.deps.logger.warn({ turnId: turn.record.id, failure: failureKind(outcome.error) }, 'turn failed');
+      // a turn whose claim was lost did not fail: the loss is logged where it is met (turn-ends.ts)
+      const lost = signal.aborted && signal.reason instanceof TurnClaimLost;
+      if (outcome.kind === 'failed' && !lost) this.deps.logger.warn({ turnId: turn.record.id, failure: failureKind(outcome.error) }, 'turn failed');
     }
     // a burst of ends would hold every live stream's deltas behind it (turn-pacer.ts)
     await pacedTurnWork();
