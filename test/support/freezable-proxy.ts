@@ -17,6 +17,8 @@ export interface FreezableProxy {
   thaw(): void;
   /** closes each of the next `count` connections as soon as it is accepted, as a server gone a moment does */
   cutNext(count: number): void;
+  /** down: every open connection is cut and each new one closed as it is accepted, until it is up again */
+  setDown(down: boolean): void;
   /** how many connections the proxy has accepted */
   readonly accepted: number;
   readonly frozen: boolean;
@@ -33,6 +35,7 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
   let frozen = false;
   let freezeOn: string | null = null;
   let toCut = 0;
+  let down = false;
   let accepted = 0;
   const setFrozen = (value: boolean) => {
     frozen = value;
@@ -40,8 +43,8 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
   };
   const server: Server = createServer((client) => {
     accepted++;
-    if (toCut > 0) {
-      toCut--;
+    if (down || toCut > 0) {
+      if (!down) toCut--;
       client.destroy();
       return;
     }
@@ -87,6 +90,14 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
     thaw: () => setFrozen(false),
     cutNext(count) {
       toCut = count;
+    },
+    setDown(value) {
+      down = value;
+      if (!value) return;
+      for (const { client, server: upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
     },
     get accepted() {
       return accepted;

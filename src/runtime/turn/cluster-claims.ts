@@ -15,6 +15,7 @@ import type { Limits } from '../../config/config.ts';
 import type { TurnRecord, TurnText } from '../../domain/turn.ts';
 import { appendTurnStep } from '../../store/turn-steps.ts';
 import { updateTurn } from '../../store/turns.ts';
+import { isStoreUnavailable } from '../../store/unavailable.ts';
 import type { TakenTurn } from '../../store/turn-leases.ts';
 import type { ActiveTurn } from './active-turns.ts';
 import type { TurnTools } from './tool-port.ts';
@@ -30,6 +31,8 @@ class ClusterClaim implements TurnClaim, LeaseHolder {
   private early: { lost?: TurnClaimLost; cancelRequested?: boolean } = {};
   /** the states shown, stored one after another */
   private states: Promise<void> = Promise.resolve();
+  /** let go because the database did not answer (whileRunning) */
+  private unreachable = false;
 
   constructor(
     private readonly turn: ActiveTurn,
@@ -94,7 +97,7 @@ class ClusterClaim implements TurnClaim, LeaseHolder {
     let seq = recorded;
     return async (step) => {
       const receipt = step.modelStep === null ? turn.receipt?.snapshot() : undefined;
-      await this.write(() => appendTurnStep(this.db, turn.record.id, this.attempt, { seq, ...step, ...(receipt === undefined ? {} : { receipt }) }));
+      await this.whileRunning(() => this.write(() => appendTurnStep(this.db, turn.record.id, this.attempt, { seq, ...step, ...(receipt === undefined ? {} : { receipt }) })));
       seq++;
     };
   }
@@ -125,6 +128,26 @@ class ClusterClaim implements TurnClaim, LeaseHolder {
 
   release(): void {
     this.leases.release(this.turn.record.id);
+    // the database may answer again by now: then the next sweep takes the turn at once, else its lease runs out
+    if (this.unreachable) void this.leases.releaseHeld([this.turn.record.id]).catch(() => {});
+  }
+
+  /**
+   * The database not answering while the run journals a step of the turn does not fail it: the
+   * run stops as on any lost claim, and the turn is resumed from its journal by whichever instance
+   * sweeps it next (this one included), as after a death. Its end is left alone: the terminal
+   * write keeps trying by itself (store/eventual-turn-write.ts).
+   */
+  private async whileRunning<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+      this.unreachable = true;
+      const lost = new TurnClaimLost('store_unreachable', { cause: error });
+      this.lose(lost);
+      throw lost;
+    }
   }
 }
 

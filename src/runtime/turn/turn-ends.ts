@@ -31,7 +31,6 @@ import type { TurnQueue } from './turn-queue.ts';
 
 export const HISTORY_NOT_STORED = 'internal_error: the history of this turn could not be stored';
 
-const HANDED_OVER = 'turn handed over to another instance';
 const STANDING_DOWN = 'turn taken over by another instance: standing down';
 
 export interface TurnEndsDeps {
@@ -59,7 +58,8 @@ export class TurnEnds {
    * keeps its output (the bounded answer), stored with the failure when that much can be.
    */
   async finish(turn: ActiveTurn, claim: TurnClaim, outcome: TurnOutcome, text: TurnText): Promise<void> {
-    if (endsElsewhere(turn)) return this.letGo(turn, claim, HANDED_OVER);
+    const elsewhere = endingElsewhere(turn);
+    if (elsewhere) return this.letGo(turn, claim, elsewhere.letGoLine);
     const { boundary, hub, logger, webhooks } = this.deps;
     const { session } = turn;
     const at = nowIso();
@@ -101,7 +101,8 @@ export class TurnEnds {
   /** Ends a turn that never ran (a full queue, a cancel while queued): only its row changes. */
   async endUnrun(turn: ActiveTurn, claim: TurnClaim, transition: TurnTransition<NonNullable<TurnRecord['output']>>): Promise<void> {
     turn.steering.close();
-    if (endsElsewhere(turn)) return this.letGo(turn, claim, HANDED_OVER);
+    const elsewhere = endingElsewhere(turn);
+    if (elsewhere) return this.letGo(turn, claim, elsewhere.letGoLine);
     const step = applyTurnTransition(turn.record, transition);
     await claim.shown();
     try {
@@ -190,10 +191,10 @@ export class TurnEnds {
   }
 }
 
-/** Handed over (SIGTERM in a live cluster): the turn's end is its next owner's. */
-function endsElsewhere(turn: ActiveTurn): boolean {
+/** Handed over (SIGTERM in a live cluster), or let go for want of the database: the turn's end is its next owner's. */
+function endingElsewhere(turn: ActiveTurn): TurnClaimLost | null {
   const reason: unknown = turn.abort.signal.reason;
-  return reason instanceof TurnClaimLost && reason.endsElsewhere;
+  return reason instanceof TurnClaimLost && reason.endsElsewhere ? reason : null;
 }
 
 function deriveTitle(input: string): string | null {

@@ -154,7 +154,7 @@ export class TurnRunner {
   letGo(turn: ActiveTurn, lost: TurnClaimLost): void {
     const claim = this.queue.claimOf(turn);
     turn.abort.abort(lost);
-    if (claim && this.queue.remove(turn)) this.ends.letGo(turn, claim, lost.endsElsewhere ? 'turn handed over to another instance' : 'turn taken by another instance while queued here');
+    if (claim && this.queue.remove(turn)) this.ends.letGo(turn, claim, lost.endsElsewhere ? lost.letGoLine : 'turn taken by another instance while queued here');
   }
 
   /** The port through which one agent's tools ask a human; child agents get their own agent id. */
