@@ -19,6 +19,8 @@ export interface FreezableProxy {
   cutNext(count: number): void;
   /** down: every open connection is cut and each new one closed as it is accepted, until it is up again */
   setDown(down: boolean): void;
+  /** goes down at the first message from a client that contains `text`, which is not forwarded */
+  downAt(text: string): void;
   /** how many connections the proxy has accepted */
   readonly accepted: number;
   readonly frozen: boolean;
@@ -36,7 +38,16 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
   let freezeOn: string | null = null;
   let toCut = 0;
   let down = false;
+  let downOn: string | null = null;
   let accepted = 0;
+  const setDown = (value: boolean) => {
+    down = value;
+    if (!value) return;
+    for (const { client, server: upstream } of pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+  };
   const setFrozen = (value: boolean) => {
     frozen = value;
     for (const { client, server } of pairs) for (const socket of [client, server]) value ? socket.pause() : socket.resume();
@@ -56,6 +67,10 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
       upstream.pause();
     }
     client.on('data', (chunk) => {
+      if (downOn !== null && chunk.includes(downOn)) {
+        downOn = null;
+        return setDown(true);
+      }
       upstream.write(chunk);
       if (freezeOn !== null && chunk.includes(freezeOn)) {
         freezeOn = null;
@@ -91,13 +106,9 @@ export async function startFreezableProxy(targetHost = '127.0.0.1', targetPort =
     cutNext(count) {
       toCut = count;
     },
-    setDown(value) {
-      down = value;
-      if (!value) return;
-      for (const { client, server: upstream } of pairs) {
-        client.destroy();
-        upstream.destroy();
-      }
+    setDown,
+    downAt(text) {
+      downOn = text;
     },
     get accepted() {
       return accepted;

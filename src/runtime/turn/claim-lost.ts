@@ -9,8 +9,8 @@ import { StaleTurnWrite } from '../../store/turn-fence.ts';
  * How a turn stopped being this instance's: its lease was not renewed in time (or a renewal found
  * it gone), the fence refused a write of it (another instance took it over), this instance is
  * stopping and hands it over (SIGTERM in a live cluster), or the database did not answer while the
- * run journalled a step of the turn, so the run stops and the lease is left for the next sweep
- * (this instance's included) to resume the turn from its journal.
+ * run journalled a step of the turn or stored a human request, so the run stops and the lease is
+ * left for the next sweep (this instance's included) to resume the turn from its journal.
  */
 type ClaimLoss = 'lease_lost' | 'taken_over' | 'handed_over' | 'store_unreachable';
 

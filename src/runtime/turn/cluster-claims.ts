@@ -133,12 +133,12 @@ class ClusterClaim implements TurnClaim, LeaseHolder {
   }
 
   /**
-   * The database not answering while the run journals a step of the turn does not fail it: the
-   * run stops as on any lost claim, and the turn is resumed from its journal by whichever instance
-   * sweeps it next (this one included), as after a death. Its end is left alone: the terminal
-   * write keeps trying by itself (store/eventual-turn-write.ts).
+   * The database not answering while the run journals a step or stores a human request does not
+   * fail the turn: the run stops as on any lost claim, and the turn is resumed from its journal by
+   * whichever instance sweeps it next (this one included), as after a death. Its end is left
+   * alone: the terminal write keeps trying by itself (store/eventual-turn-write.ts).
    */
-  private async whileRunning<T>(work: () => Promise<T>): Promise<T> {
+  async whileRunning<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {

@@ -37,10 +37,12 @@ export interface ToolPortSources {
   signal: AbortSignal;
   requests: RequestBroker;
   report: WaitingReporter;
+  /** the turn claim's whileRunning: a request the database could not take lets the turn go (TurnClaim) */
+  whileRunning<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export function createToolPort(sources: ToolPortSources): TurnToolPort {
-  const { sessionId, turnId, agentId, signal, requests, report } = sources;
+  const { sessionId, turnId, agentId, signal, requests, report, whileRunning } = sources;
   return {
     sessionId,
     turnId,
@@ -51,10 +53,12 @@ export function createToolPort(sources: ToolPortSources): TurnToolPort {
       // the cancel) waiting forever: an aborted signal never fires 'abort' again.
       signal.throwIfAborted();
       let waitingWrite: Promise<void> = Promise.resolve();
-      const answer = requests.ask({ sessionId, turnId, agentId, kind, prompt, options }, () => {
-        waitingWrite = report.waiting();
-        waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
-      }, signal, check);
+      const answer = whileRunning(() =>
+        requests.ask({ sessionId, turnId, agentId, kind, prompt, options }, () => {
+          waitingWrite = report.waiting();
+          waitingWrite.catch(() => {}); // awaited below; this only keeps a failed write from crashing the process
+        }, signal, check),
+      );
       // A turn that is no longer this instance's (taken over, lost, handed over) keeps its request
       // for the next owner; a cancel withdraws it.
       const onAbort = () => (signal.reason instanceof TurnClaimLost ? requests.letGo(turnId, signal.reason as Error) : requests.cancelTurn(turnId, new Error('cancelled')));

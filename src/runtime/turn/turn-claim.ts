@@ -50,6 +50,11 @@ export interface TurnClaim {
   shown(): Promise<void>;
   /** A write on behalf of the turn: the fence's refusal (StaleTurnWrite) comes out as TurnClaimLost. */
   write<T>(write: () => Promise<T>): Promise<T>;
+  /**
+   * Work of the running turn on the database (its journal, its human requests): where others
+   * resume the turn, the database not answering lets the turn go for them to (TurnClaimLost).
+   */
+  whileRunning<T>(work: () => Promise<T>): Promise<T>;
   /** The turn ended, or was let go: the claim holds it no more. */
   release(): void;
 }
@@ -121,6 +126,9 @@ class SoleClaim implements TurnClaim {
   }
   write<T>(write: () => Promise<T>): Promise<T> {
     return underClaim(write);
+  }
+  whileRunning<T>(work: () => Promise<T>): Promise<T> {
+    return work();
   }
   release(): void {}
 }

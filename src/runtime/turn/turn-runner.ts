@@ -159,12 +159,14 @@ export class TurnRunner {
 
   /** The port through which one agent's tools ask a human; child agents get their own agent id. */
   portFor(turn: ActiveTurn, agentId: string | null): TurnToolPort {
+    const claim = this.queue.claimOf(turn);
     return createToolPort({
       sessionId: turn.session.id,
       turnId: turn.record.id,
       agentId,
       signal: turn.abort.signal,
       requests: this.deps.requests,
+      whileRunning: (work) => (claim ? claim.whileRunning(work) : work()),
       report: {
         waiting: () => this.report(turn, { kind: 'wait' }),
         resumed: () => (this.deps.requests.hasPending(turn.record.id) ? Promise.resolve() : this.report(turn, { kind: 'resume' })),
