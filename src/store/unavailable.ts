@@ -27,17 +27,22 @@ export function isStoreUnavailable(error: unknown): boolean {
   return typeof message === 'string' && POSTGRES_MESSAGES.test(message);
 }
 
+/** node-postgres's pool says this when no client of a full pool came free in time: no connection was tried. */
+const POOL_WAIT_EXPIRED = 'timeout exceeded when trying to connect';
+
 /**
  * Opens a connection, and asks once more when the first try failed for a passing reason: nothing
  * was sent on it, so trying again cannot do anything twice. The case it is for: a container
  * network that drops a name lookup while it reconfigures (a neighbour stopping), where glibc asks
  * again only after its 5 s, as long as the whole connect may take; the second lookup is answered.
+ * A full pool's wait that ran out is not waited again: the caller hears at once that the database
+ * is busy, rather than after twice the wait.
  */
 export async function connectOnceMore<T>(connect: () => Promise<T>): Promise<T> {
   try {
     return await connect();
   } catch (error) {
-    if (!isStoreUnavailable(error)) throw error;
+    if (!isStoreUnavailable(error) || (error as Error).message === POOL_WAIT_EXPIRED) throw error;
     return connect();
   }
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createBackend, type TestBackend } from '../support/backends.ts';
 import { startFreezableProxy, type FreezableProxy } from '../support/freezable-proxy.ts';
 import { openStore } from '../../src/store/database.ts';
+import { sql } from 'kysely';
 import { isStoreUnavailable } from '../../src/store/unavailable.ts';
 
 describe('a connection that fails to open is asked for once more', () => {
@@ -60,6 +61,30 @@ describe('a connection that fails to open is asked for once more', () => {
       assert.equal((failure as { code?: string } | null)?.code, '3D000', String(failure));
       assert.equal(proxy.accepted - before, 1);
     } finally {
+      await store.close();
+    }
+  });
+
+  it('a full pool\'s wait that ran out is not waited again: the caller hears after one wait (5 s), not two', async () => {
+    const store = await openStore({ databaseUrl: backend.databaseUrl, stateDir: backend.stateDir, migrate: false, maxConnections: 1 });
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    try {
+      // the pool's one connection, held by a transaction until the other query has given up
+      const holding = store.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await held;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = performance.now();
+      const failure = await store.db.selectFrom('sessions').select('id').execute().then(() => null, (error: unknown) => error);
+      const waitedMs = performance.now() - started;
+      assert.equal((failure as Error | null)?.message, 'timeout exceeded when trying to connect', String(failure));
+      assert.ok(waitedMs < 8_000, `one wait, not two: ${Math.round(waitedMs)} ms`);
+      letGo();
+      await holding;
+    } finally {
+      letGo();
       await store.close();
     }
   });
