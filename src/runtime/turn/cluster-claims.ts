@@ -31,8 +31,6 @@ class ClusterClaim implements TurnClaim, LeaseHolder {
   private early: { lost?: TurnClaimLost; cancelRequested?: boolean } = {};
   /** the states shown, stored one after another */
   private states: Promise<void> = Promise.resolve();
-  /** let go because the database did not answer (whileRunning) */
-  private unreachable = false;
 
   constructor(
     private readonly turn: ActiveTurn,
@@ -128,22 +126,20 @@ class ClusterClaim implements TurnClaim, LeaseHolder {
 
   release(): void {
     this.leases.release(this.turn.record.id);
-    // the database may answer again by now: then the next sweep takes the turn at once, else its lease runs out
-    if (this.unreachable) void this.leases.releaseHeld([this.turn.record.id]).catch(() => {});
   }
 
   /**
    * The database not answering while the run journals a step or stores a human request does not
-   * fail the turn: the run stops as on any lost claim, and the turn is resumed from its journal by
-   * whichever instance sweeps it next (this one included), as after a death. Its end is left
-   * alone: the terminal write keeps trying by itself (store/eventual-turn-write.ts).
+   * fail the turn: the run stops as on any lost claim, its lease is no longer renewed, and once it
+   * has run out the turn is resumed from its journal by whichever instance sweeps it next (this one
+   * included), as after a death. Its end is left alone: the terminal write keeps trying by itself
+   * (store/eventual-turn-write.ts).
    */
   async whileRunning<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
-      this.unreachable = true;
       const lost = new TurnClaimLost('store_unreachable', { cause: error });
       this.lose(lost);
       throw lost;
