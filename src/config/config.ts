@@ -70,6 +70,8 @@ export interface Config {
   instanceId: string;
   /** --turn-lease-seconds (used with --cluster) */
   turnLeaseSeconds: number;
+  /** --max-turn-takeovers (used with --cluster) */
+  maxTurnTakeovers: number;
   modelsFile: string | null;
   /** True when --models-file was not given and the state-dir default is used (absent is fine). */
   modelsFileIsDefault: boolean;
@@ -257,6 +259,7 @@ async function configFrom(flags: RawFlags, env: NodeJS.ProcessEnv, cwd: string):
     cluster,
     instanceId,
     turnLeaseSeconds: integerFlag(flags, 'turn-lease-seconds'),
+    maxTurnTakeovers: integerFlag(flags, 'max-turn-takeovers'),
     modelsFile,
     modelsFileIsDefault: explicitModelsFile === null,
     logLevel,

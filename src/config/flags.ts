@@ -47,6 +47,7 @@ export const SERVE_FLAGS: readonly FlagDefinition[] = [
   { name: 'database-url', kind: 'string', help: 'postgres://… to use PostgreSQL instead of SQLite' },
   { name: 'cluster', kind: 'boolean', help: 'an instance of a cluster: several agentd on one PostgreSQL --database-url (docs/CLUSTER.md)' },
   { name: 'turn-lease-seconds', kind: 'integer', help: 'with --cluster: how long a turn\'s owner may go unheard before another instance takes the turn over', default: 10, min: 1, max: 3600 },
+  { name: 'max-turn-takeovers', kind: 'integer', help: 'with --cluster: times a turn is taken over after its lease ran out (its instance died, froze or lost the database) before it ends failed instead: a turn that crashes every instance running it stops there; handovers on SIGTERM do not count', default: 5, min: 1, max: 1000 },
   { name: 'instance-id', kind: 'string', help: 'this instance\'s name, in /readyz and the logs', defaultText: 'host name, pid and a random suffix' },
   { name: 'models-file', kind: 'string', help: 'model catalog (JSON)', defaultText: '<state dir>/models.json if present' },
   { name: 'log-level', kind: 'string', help: 'fatal, error, warn, info, debug, trace or silent', default: 'info' },

@@ -348,6 +348,16 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('revert_content_bytes').renameTo('revert_contents').execute();
     },
   },
+  /*
+   * A bound on takeovers (docs/CLUSTER.md, "A turn that crashes its instances"): how many times a
+   * turn was taken over after its lease ran out, so that one which kills every instance running it
+   * ends after --max-turn-takeovers instead of going round the cluster for ever.
+   */
+  '0015_turn_takeovers': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('turns').addColumn('takeovers', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -56,6 +56,8 @@ export interface TurnsTable {
   lease_expires_at: number | null;
   /** --cluster: when an instance that does not run the turn was asked to cancel it; its owner polls for it */
   cancel_requested_at: string | null;
+  /** --cluster: times the turn was taken over after its lease ran out unrenewed (not after a handover); --max-turn-takeovers bounds it */
+  takeovers: Generated<number>;
   /** --cluster: 1 when any instance may start the turn while it is queued (no attachments kept only in memory) */
   movable: Generated<number>;
   /** the outputSchema's JSON text (CONTRACT.md §22), null without one */

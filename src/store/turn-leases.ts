@@ -114,35 +114,57 @@ export async function renewTurnLeases(db: Db, owner: string, turns: ReadonlyMap<
 }
 
 /**
- * Ends the active turns whose lease ran out and that were asked to be cancelled (or only `turnId`,
- * when given), under their next attempt: cancelled, or failed `interrupted` should an unmarked one
- * be named. In the same transaction, the history entries of those that had started
- * (ownerless-ends.ts) and the webhook deliveries `announce` gives. Answers the turns ended, for
- * the caller to publish their ends.
+ * A released lease (releaseTurnLeases: a handover on SIGTERM) runs out at the epoch's start; one that
+ * ran out unrenewed, at the time it was due. Only the second counts as a takeover against
+ * --max-turn-takeovers.
  */
-export async function endExpiredTurns(db: Db, finishedAt: string, turnId?: string, announce?: (turns: EndedTurn[]) => OutboxWrite | null): Promise<EndedTurn[]> {
+const RELEASED_LEASE_EXPIRY = 0;
+
+/** The bound on a turn's takeovers after its lease ran out unrenewed (--max-turn-takeovers). */
+export interface TakeoverBound {
+  maxTakeovers: number;
+}
+
+/** The error of a turn ended because it ran out of takeovers. */
+function takeoversExhaustedError(maxTakeovers: number): string {
+  return `interrupted: its lease ran out unrenewed after ${maxTakeovers} takeovers (--max-turn-takeovers), so it is not resumed again`;
+}
+
+/**
+ * Ends the active turns whose lease ran out and that were asked to be cancelled, or were taken over
+ * `bound.maxTakeovers` times already (or only `turnId`, when given), under their next attempt:
+ * cancelled, failed with takeoversExhaustedError, or failed `interrupted` should an unmarked turn
+ * be named. In the same transaction, the history entries of those that had started
+ * (ownerless-ends.ts) and the webhook deliveries `announce` gives. Answers the turns ended, for the
+ * caller to publish their ends.
+ */
+export async function endExpiredTurns(db: Db, finishedAt: string, bound: TakeoverBound, turnId?: string, announce?: (turns: EndedTurn[]) => OutboxWrite | null): Promise<EndedTurn[]> {
   return db.transaction().execute(async (trx) => {
-    const ended = await endExpired(trx, finishedAt, turnId);
+    const ended = await endExpired(trx, finishedAt, bound, turnId);
     await appendExpiredEnds(trx, ended, finishedAt);
     await announce?.(ended)?.(trx);
     return ended;
   });
 }
 
-async function endExpired(db: Db, finishedAt: string, turnId: string | undefined): Promise<EndedTurn[]> {
+async function endExpired(db: Db, finishedAt: string, { maxTakeovers }: TakeoverBound, turnId: string | undefined): Promise<EndedTurn[]> {
+  const uncancelledError = turnId === undefined ? takeoversExhaustedError(maxTakeovers) : 'interrupted';
   let query = db
     .updateTable('turns')
     .set({
       attempt: sql`attempt + 1`,
       status: sql`case when cancel_requested_at is null then 'failed' else 'cancelled' end`,
-      error: sql`case when cancel_requested_at is null then 'interrupted' else null end`,
+      error: sql`case when cancel_requested_at is null then ${uncancelledError} else null end`,
       finished_at: finishedAt,
       lease_owner: null,
       lease_expires_at: null,
     })
     .where('status', 'in', [...ACTIVE_STATUSES])
     .where('lease_expires_at', '<', databaseNowMs);
-  query = turnId === undefined ? query.where('cancel_requested_at', 'is not', null) : query.where('id', '=', turnId);
+  query =
+    turnId === undefined
+      ? query.where((eb) => eb.or([eb('cancel_requested_at', 'is not', null), eb.and([eb('takeovers', '>=', maxTakeovers), eb('lease_expires_at', '<>', RELEASED_LEASE_EXPIRY)])]))
+      : query.where('id', '=', turnId);
   const rows = await query.returning(['id', 'session_id', 'attempt', 'status', 'error', 'started_at']).execute();
   return rows.map((row) => ({ id: row.id, sessionId: row.session_id, attempt: row.attempt, status: row.status as EndedTurn['status'], error: row.error, startedAt: row.started_at }));
 }
@@ -154,18 +176,25 @@ export interface TakenTurn {
 }
 
 /**
- * Takes over, for `owner`, the active turns whose lease ran out (none asked to be cancelled:
- * endExpiredTurns ends those): their attempt grows, the lease is `owner`'s for `leaseMs`. Of
+ * Takes over, for `owner`, the active turns whose lease ran out (none asked to be cancelled, none
+ * out of takeovers: endExpiredTurns ends those): their attempt grows, the lease is `owner`'s for
+ * `leaseMs`, and a lease that ran out unrenewed (not one released) counts one more takeover. Of
  * instances sweeping at once each turn goes to one: the second re-reads the row the first
  * changed, and its lease has not run out.
  */
-export async function takeOverExpiredTurns(db: Db, owner: string, leaseMs: number): Promise<TakenTurn[]> {
+export async function takeOverExpiredTurns(db: Db, owner: string, leaseMs: number, { maxTakeovers }: TakeoverBound): Promise<TakenTurn[]> {
   const rows = await db
     .updateTable('turns')
-    .set({ attempt: sql`attempt + 1`, lease_owner: owner, lease_expires_at: sql`${databaseNowMs} + ${leaseMs}` })
+    .set({
+      attempt: sql`attempt + 1`,
+      takeovers: sql`takeovers + case when lease_expires_at = ${RELEASED_LEASE_EXPIRY} then 0 else 1 end`,
+      lease_owner: owner,
+      lease_expires_at: sql`${databaseNowMs} + ${leaseMs}`,
+    })
     .where('status', 'in', [...ACTIVE_STATUSES])
     .where('lease_expires_at', '<', databaseNowMs)
     .where('cancel_requested_at', 'is', null)
+    .where((eb) => eb.or([eb('takeovers', '<', maxTakeovers), eb('lease_expires_at', '=', RELEASED_LEASE_EXPIRY)]))
     .returning(['id', 'attempt'])
     .execute();
   return rows.map((row) => ({ id: row.id, attempt: row.attempt }));
@@ -214,7 +243,7 @@ export async function releaseTurnLeases(db: Db, owner: string, turnIds: readonly
   if (turnIds.length === 0) return;
   await db
     .updateTable('turns')
-    .set({ lease_expires_at: sql`${databaseNowMs} - 1` })
+    .set({ lease_expires_at: RELEASED_LEASE_EXPIRY })
     .where('id', 'in', [...turnIds])
     .where('lease_owner', '=', owner)
     .where('status', 'in', [...ACTIVE_STATUSES])

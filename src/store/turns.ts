@@ -31,7 +31,7 @@ const TURN_COLUMNS = {
   created_at: true, started_at: true, finished_at: true, error: true, input: true, user_text: true, output: true, attempt: true, output_schema: true,
 } as const;
 
-type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at' | 'movable'>;
+type InsertedRow = Omit<TurnsTable, 'lease_owner' | 'lease_expires_at' | 'cancel_requested_at' | 'movable' | 'takeovers'>;
 export type NewTurnRow = InsertedRow;
 
 const insertTurnRow = preparedQuery((db, param: Param<InsertedRow>) => db.insertInto('turns').values(rowParams(param, TURN_COLUMNS)));

@@ -29,7 +29,7 @@ describe('the flag table', () => {
         'max-active-tenants': config.limits.maxActiveTenants, 'max-event-subscribers': config.limits.maxEventSubscribers,
         'max-event-subscribers-per-tenant': config.limits.maxEventSubscribersPerTenant, 'event-replay-limit': config.limits.eventReplayLimit,
         'maximum-request-bytes': config.limits.maximumRequestBytes, 'model-stall-timeout': config.limits.modelStallTimeoutMs / 1000,
-        'turn-lease-seconds': config.turnLeaseSeconds, 'revert-history': config.limits.revertHistory, 'max-watches-per-tenant': config.limits.maxWatchesPerTenant, 'revert-bytes-per-tenant': config.limits.revertBytesPerTenant,
+        'turn-lease-seconds': config.turnLeaseSeconds, 'max-turn-takeovers': config.maxTurnTakeovers, 'revert-history': config.limits.revertHistory, 'max-watches-per-tenant': config.limits.maxWatchesPerTenant, 'revert-bytes-per-tenant': config.limits.revertBytesPerTenant,
         'sandbox-disk-quota': config.sandboxQuota?.bytes, 'sandbox-inode-quota': config.sandboxQuota?.inodes, 'sandbox-runtime': config.sandboxRuntime,
       };
       const help = formatServeHelp();

@@ -91,8 +91,8 @@ describe('a former owner\'s writes are refused after a takeover, by their outcom
     };
     await insertTurn(db, turn, { input: 'fenced', userText: 'fenced' });
     // alpha held it; its lease ran out; beta takes it over at attempt 2
-    await db.updateTable('turns').set({ lease_owner: 'alpha', lease_expires_at: 0 }).where('id', '=', turn.id).execute();
-    const taken = await takeOverExpiredTurns(db, 'beta', 60_000);
+    await db.updateTable('turns').set({ lease_owner: 'alpha', lease_expires_at: 1 }).where('id', '=', turn.id).execute();
+    const taken = await takeOverExpiredTurns(db, 'beta', 60_000, { maxTakeovers: 5 });
     assert.deepEqual(taken, [{ id: turn.id, attempt: 2 }]);
   });
 

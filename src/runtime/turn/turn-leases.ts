@@ -20,15 +20,19 @@ import type { Config } from '../../config/config.ts';
 import { TurnClaimLost } from './claim-lost.ts';
 import type { ClusterDuties, Duty } from '../cluster-supervisor.ts';
 
-/** How an instance of a cluster holds its turns: its name, and how long a lease lasts unrenewed. */
+/**
+ * How an instance of a cluster holds its turns: its name, how long a lease lasts unrenewed, and how
+ * many times a turn is taken over after its lease ran out before it is ended instead.
+ */
 export interface ClusterMembership {
   instanceId: string;
   turnLeaseMs: number;
+  maxTakeovers: number;
 }
 
 /** How a process started with these options holds its turns: under leases with --cluster, else alone (null). */
-export function clusterMembership(config: Pick<Config, 'cluster' | 'instanceId' | 'turnLeaseSeconds'>): ClusterMembership | null {
-  return config.cluster ? { instanceId: config.instanceId, turnLeaseMs: config.turnLeaseSeconds * 1000 } : null;
+export function clusterMembership(config: Pick<Config, 'cluster' | 'instanceId' | 'turnLeaseSeconds' | 'maxTurnTakeovers'>): ClusterMembership | null {
+  return config.cluster ? { instanceId: config.instanceId, turnLeaseMs: config.turnLeaseSeconds * 1000, maxTakeovers: config.maxTurnTakeovers } : null;
 }
 
 /** Renewals per lease: a lease survives two missed renewals. */
@@ -152,7 +156,7 @@ export class TurnLeases {
       ? (turns: EndedTurn[]) =>
           webhooks.writeAll(turns.map((turn) => ({ type: turn.status === 'cancelled' ? ('turn.cancelled' as const) : ('turn.failed' as const), at, sessionId: turn.sessionId, turnId: turn.id, data: { error: turn.error } })))
       : undefined;
-    const ended = await endExpiredTurns(this.db, at, turnId, announce);
+    const ended = await endExpiredTurns(this.db, at, this.membership, turnId, announce);
     if (ended.length > 0) webhooks?.committed();
     // the end is announced on the stream as an owner's is: subscribers of every instance get it once
     for (const turn of ended) this.hub.emit(turn.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed', turn.sessionId, turn.id, { error: turn.error });
@@ -330,10 +334,12 @@ export class TurnLeases {
    */
   private async sweep(): Promise<void> {
     try {
-      const ended = await this.endExpired();
-      for (const turn of ended) this.logger.warn({ turnId: turn.id, attempt: turn.attempt, status: turn.status }, 'took over a cancelled turn whose lease ran out: ended it');
+      for (const turn of await this.endExpired()) {
+        if (turn.status === 'cancelled') this.logger.warn({ turnId: turn.id, attempt: turn.attempt, status: turn.status }, 'took over a cancelled turn whose lease ran out: ended it');
+        else this.logger.error({ turnId: turn.id, attempt: turn.attempt, maxTakeovers: this.membership.maxTakeovers }, 'a turn whose lease ran out after its last allowed takeover: ended it failed, not resumed (does it crash its instance?)');
+      }
       if (this.resumer && !this.leaving) {
-        for (const taken of await takeOverExpiredTurns(this.db, this.membership.instanceId, this.membership.turnLeaseMs)) {
+        for (const taken of await takeOverExpiredTurns(this.db, this.membership.instanceId, this.membership.turnLeaseMs, this.membership)) {
           this.logger.warn({ turnId: taken.id, attempt: taken.attempt }, 'took over a turn whose lease ran out: resuming it');
           await this.resumer(taken).catch((error: unknown) => this.logger.error({ err: error, turnId: taken.id }, 'could not resume a turn taken over; its lease will run out again'));
         }

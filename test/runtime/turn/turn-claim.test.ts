@@ -112,7 +112,7 @@ describe('a former owner of a cluster\'s turn sees TurnClaimLost', () => {
   });
 
   function claimsOf(turnLeaseMs: number): ClusterClaims {
-    const leases = new TurnLeases(db, { instanceId: 'alpha', turnLeaseMs }, logger, hub, null, supervisor.boundary(null));
+    const leases = new TurnLeases(db, { instanceId: 'alpha', turnLeaseMs, maxTakeovers: 5 }, logger, hub, null, supervisor.boundary(null));
     leaseSets.push(leases);
     return new ClusterClaims({ boundary: { db, id: 'default', limits: { maxQueuedTurns: 10, maxQueuedTurnsPerTenant: 10 } }, leases, logger, prepare: () => Promise.resolve(null) });
   }
@@ -122,8 +122,8 @@ describe('a former owner of a cluster\'s turn sees TurnClaimLost', () => {
     const { claim } = await claims.admit(turn, { input: 'claimed', userText: 'claimed' });
     const heard = holding(claim);
     // alpha's lease runs out; beta takes the turn over at attempt 2
-    await db.updateTable('turns').set({ lease_expires_at: 0 }).where('id', '=', turn.record.id).execute();
-    assert.deepEqual(await takeOverExpiredTurns(db, 'beta', 60_000), [{ id: turn.record.id, attempt: 2 }]);
+    await db.updateTable('turns').set({ lease_expires_at: 1 }).where('id', '=', turn.record.id).execute();
+    assert.deepEqual(await takeOverExpiredTurns(db, 'beta', 60_000, { maxTakeovers: 5 }), [{ id: turn.record.id, attempt: 2 }]);
     return { turn, claim, heard };
   }
 
