@@ -25,7 +25,7 @@ import type { CatalogModel } from '../config/models-file.ts';
 import type { ProviderAdapter } from '../agent/providers/types.ts';
 import type { RuntimeTelemetry } from '../telemetry/runtime-telemetry.ts';
 import { NO_METRICS } from '../telemetry/recorder.ts';
-import { DEFAULT_BOUNDARY_ID } from './boundary.ts';
+import { DEFAULT_BOUNDARY_ID, metricsTenantOf } from './boundary.ts';
 import type { WebhookConfig } from '../config/webhooks.ts';
 import type { WebhookSender } from './webhooks/webhook-sender.ts';
 import type { BoundaryWebhooks } from './webhooks/webhook-outbox.ts';
@@ -88,7 +88,8 @@ export class BoundaryRuntime {
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     // How this boundary holds its turns, chosen once: alone, or under a cluster's leases and fence.
-    const leases = (this.leases = boundary.cluster && duties ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks, duties) : null);
+    const countOwnerlessEnd = (status: string) => telemetry?.metrics.turnEndedWithoutOwner(status, metricsTenantOf(boundary.id));
+    const leases = (this.leases = boundary.cluster && duties ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks, duties, countOwnerlessEnd) : null);
     const resumption = new TurnResumption({ boundary, active: activeTurns, requests: this.requests, logger });
     const clusterClaims = leases ? new ClusterClaims({ boundary, leases, logger, prepare: (taken, hold) => resumption.prepare(taken, hold) }) : null;
     const claims = clusterClaims ?? soleClaims(boundary.db);
@@ -123,8 +124,11 @@ export class BoundaryRuntime {
     }
     await webhooks?.start({ alone: boundary.aloneOnDatabase, releaseClaims: boundary.aloneOnDatabase && deps.webhooks!.firstLook(boundary.id) });
     const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, boundary.cluster ? clusterDutiesOf(boundary) : null);
-    // their ends are announced as an owner's are (replayed to a client resuming its stream)
-    for (const turn of interrupted) hub.emit('turn.failed', turn.sessionId, turn.id, { error: turn.error });
+    // their ends are announced and counted as an owner's are (replayed to a client resuming its stream)
+    for (const turn of interrupted) {
+      hub.emit('turn.failed', turn.sessionId, turn.id, { error: turn.error });
+      deps.telemetry?.metrics.turnEndedWithoutOwner(turn.status, metricsTenantOf(boundary.id));
+    }
     return new BoundaryRuntime(boundary, hub, deps, webhooks);
   }
 

@@ -40,3 +40,8 @@ export interface Boundary {
 }
 
 export const DEFAULT_BOUNDARY_ID = 'default';
+
+/** The tenant label of a boundary's turn and token metrics: none in single-user mode. */
+export function metricsTenantOf(boundaryId: string): string | undefined {
+  return boundaryId === DEFAULT_BOUNDARY_ID ? undefined : boundaryId;
+}

@@ -107,6 +107,10 @@ export class PrometheusMetrics implements MetricsRecorder {
     this.turnDuration.observe(seconds);
   }
 
+  turnEndedWithoutOwner(status: string, tenant?: string): void {
+    this.turnChildren.get(status, tenant ?? '').inc();
+  }
+
   observeTurnQueue(read: () => TurnQueueCounts): void {
     this.readTurnQueue = read;
   }

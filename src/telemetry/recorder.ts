@@ -24,6 +24,11 @@ export interface MetricsRecorder {
   httpRequestFinished(route: string, status: number, seconds: number): void;
   /** A turn reached a terminal status; `tenant` only in multi-tenant mode. */
   turnFinished(status: string, seconds: number, tenant?: string): void;
+  /**
+   * A turn ended by no owner (store/ownerless-ends.ts): a restart's recovery or a cluster's sweep.
+   * Counted with the other ends, but its time is not observed: it was admitted by another process.
+   */
+  turnEndedWithoutOwner(status: string, tenant?: string): void;
   /** Read on every scrape, so the gauges never drift from the scheduler. */
   observeTurnQueue(read: () => TurnQueueCounts): void;
   /** `secondsToFirstByte` is null when the request failed before anything arrived. */
@@ -50,6 +55,7 @@ export const NO_METRICS: MetricsRecorder = Object.freeze({
   enabled: false,
   httpRequestFinished: nothing,
   turnFinished: nothing,
+  turnEndedWithoutOwner: nothing,
   observeTurnQueue: nothing,
   modelRequestFinished: nothing,
   tokensUsed: nothing,

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { http } from '../support/http.ts';
 import type { AgentdProcess } from '../support/agentd-process.ts';
 import { until, useTestCluster } from '../support/cluster.ts';
+import { metricsUrlOf, sample } from '../telemetry/prometheus-text.ts';
 
 const LEASE_SECONDS = 4;
 const BOUND = ['--turn-lease-seconds', String(LEASE_SECONDS), '--max-turn-takeovers', '1'];
@@ -32,7 +33,7 @@ describe('the bound on takeovers after a lease ran out', () => {
     await alpha.kill();
     await attemptOn(beta, turn.id, 2);
     await modelAsked(marker, 2);
-    const gamma = await start('gamma');
+    const gamma = await cluster.start('gamma', [...BOUND, '--metrics-port', '0']);
     const events = await cluster.subscribe(gamma);
     await beta.kill();
 
@@ -44,6 +45,9 @@ describe('the bound on takeovers after a lease ran out', () => {
     assert.equal(failed.data.data.error, ended.error);
     assert.equal(requestsOf(marker), 2, 'the model was not asked a third time');
     assert.match(gamma.stdout(), /after its last allowed takeover: ended it failed/);
+    // counted among the turns ended, as an owner's end is
+    const metricsUrl = await until('gamma\'s metrics address', async () => metricsUrlOf(gamma.stdout()));
+    assert.equal(sample((await http('GET', metricsUrl)).text, 'agentd_turns_total', { status: 'failed' }), 1);
     // the session is free for the next turn
     cluster.fake.route('takeover-bound-next', { kind: 'reply', text: 'next one' });
     const next = (await http('POST', `${gamma.url}/v1/sessions/${session.id}/turns`, { body: { input: 'takeover-bound-next' } })).json;

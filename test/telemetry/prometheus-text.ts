@@ -10,3 +10,11 @@ export function sample(text: string, name: string, labels: Record<string, string
   }
   return undefined;
 }
+
+/**
+ * The address of /metrics of an agentd child started with `--metrics-port 0`, from the line it
+ * prints (which may follow the line its start waited for); undefined until printed.
+ */
+export function metricsUrlOf(stdout: string): string | undefined {
+  return /^agentd metrics at (\S+)$/m.exec(stdout)?.[1];
+}

@@ -94,6 +94,8 @@ export class TurnLeases {
     private readonly webhooks: BoundaryWebhooks | null = null,
     /** the instance's supervisor, for this boundary: the loop that runs the work below, and the doorbell */
     private readonly duties: ClusterDuties,
+    /** counts a turn this instance ended without its owner among the turns ended (agentd_turns_total) */
+    private readonly countEnd: (status: string) => void = () => {},
   ) {
     const renewalMs = Math.max(100, Math.floor(membership.turnLeaseMs / RENEWALS_PER_LEASE));
     // released leases (another instance handing over) are taken over at once
@@ -158,8 +160,11 @@ export class TurnLeases {
       : undefined;
     const ended = await endExpiredTurns(this.db, at, this.membership, turnId, announce);
     if (ended.length > 0) webhooks?.committed();
-    // the end is announced on the stream as an owner's is: subscribers of every instance get it once
-    for (const turn of ended) this.hub.emit(turn.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed', turn.sessionId, turn.id, { error: turn.error });
+    // the end is announced on the stream and counted as an owner's is: subscribers of every instance get it once
+    for (const turn of ended) {
+      this.hub.emit(turn.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed', turn.sessionId, turn.id, { error: turn.error });
+      this.countEnd(turn.status);
+    }
     return ended;
   }
 

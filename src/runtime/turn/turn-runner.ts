@@ -20,7 +20,7 @@ import type { Scheduler } from './scheduler.ts';
 import type { RepositorySetups } from '../session/setup.ts';
 import { createToolPort, type TurnToolPort, type TurnToolsFactory } from './tool-port.ts';
 import { failureKind, failureOutcome, TurnCancelled, type TurnOutcome } from './turn-outcome.ts';
-import { DEFAULT_BOUNDARY_ID } from '../boundary.ts';
+import { metricsTenantOf } from '../boundary.ts';
 import { NO_TELEMETRY, type RuntimeTelemetry } from '../../telemetry/runtime-telemetry.ts';
 import { spanNames, turnAttributes, type TraceParent } from '../../telemetry/tracing.ts';
 import type { ClaimedAdmission, ResumedTurn, TurnClaim, TurnClaims } from './turn-claim.ts';
@@ -76,7 +76,7 @@ export class TurnRunner {
     const budget = new WatchBudget(deps.boundary.limits.maxWatchesPerTenant, PROCESS_WATCH_BUDGET);
     const watches = (this.watches = deps.watches ?? new WorkspaceWatches({ maxEntries: MAX_WATCHED_ENTRIES, keptContentBytes, budget }));
     const telemetry = (this.telemetry = deps.telemetry ?? NO_TELEMETRY);
-    const tenant = (this.tenant = deps.boundary.id === DEFAULT_BOUNDARY_ID ? undefined : deps.boundary.id);
+    const tenant = (this.tenant = metricsTenantOf(deps.boundary.id));
     const { boundary, hub, active, contexts, scheduler, requests, commands, adapterFor, toolsFor, logger } = deps;
     this.queue = new TurnQueue({
       boundaryId: boundary.id, scheduler, logger, olderQueued: deps.claims.olderQueued,
