@@ -21,18 +21,26 @@ describe('the bound on takeovers after a lease ran out', () => {
   const attemptOn = (agentd: AgentdProcess, turnId: string, attempt: number) =>
     until(`attempt ${attempt} of turn ${turnId}`, async () => ((await cluster.turnOn(agentd, turnId)).attempt === attempt ? true : undefined), 30_000);
 
-  it('a turn whose instances die under it is resumed once, then ended failed, not asked of the model again', async () => {
+  /**
+   * A turn started on alpha whose model hangs twice, then answers `lastReply`; alpha is killed and
+   * beta resumes it (attempt 2, its one takeover), asking the model a second time.
+   */
+  const takenOverOnce = async (marker: string, lastReply: string) => {
     const alpha = await start('alpha');
     const beta = await start('beta');
-    const marker = 'takeover-bound-crash';
-    cluster.fake.route(marker, { kind: 'hang', afterText: 'working' }, { kind: 'hang', afterText: 'working' }, { kind: 'reply', text: 'never asked' });
+    cluster.fake.route(marker, { kind: 'hang', afterText: 'working' }, { kind: 'hang', afterText: 'working' }, { kind: 'reply', text: lastReply });
     const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
-    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: dies with its instance` } })).json;
+    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: the turn` } })).json;
     await modelAsked(marker, 1);
-
     await alpha.kill();
     await attemptOn(beta, turn.id, 2);
     await modelAsked(marker, 2);
+    return { beta, session, turn };
+  };
+
+  it('a turn whose instances die under it is resumed once, then ended failed, not asked of the model again', async () => {
+    const marker = 'takeover-bound-crash';
+    const { beta, session, turn } = await takenOverOnce(marker, 'never asked');
     const gamma = await cluster.start('gamma', [...BOUND, '--metrics-port', '0']);
     const events = await cluster.subscribe(gamma);
     await beta.kill();
@@ -55,17 +63,8 @@ describe('the bound on takeovers after a lease ran out', () => {
   });
 
   it('a handover on SIGTERM does not count: the turn taken over once already is handed over and finishes', async () => {
-    const alpha = await start('alpha');
-    const beta = await start('beta');
     const marker = 'takeover-bound-handover';
-    cluster.fake.route(marker, { kind: 'hang', afterText: 'working' }, { kind: 'hang', afterText: 'working' }, { kind: 'reply', text: 'finished on gamma' });
-    const session = (await http('POST', `${alpha.url}/v1/sessions`, { body: {} })).json;
-    const turn = (await http('POST', `${alpha.url}/v1/sessions/${session.id}/turns`, { body: { input: `${marker}: survives a handover` } })).json;
-    await modelAsked(marker, 1);
-
-    await alpha.kill();
-    await attemptOn(beta, turn.id, 2);
-    await modelAsked(marker, 2);
+    const { beta, turn } = await takenOverOnce(marker, 'finished on gamma');
     const gamma = await start('gamma');
     await beta.stop();
     assert.match(beta.stdout(), /turn handed over to another instance/);
