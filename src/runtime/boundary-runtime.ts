@@ -88,8 +88,7 @@ export class BoundaryRuntime {
     const contexts = new ModelContextCache(boundary.db, boundary.cluster ? NO_MODEL_CONTEXT_CACHE : MODEL_CONTEXT_CACHE_LIMITS);
     this.sessions = new SessionService(boundary, hub, (sessionId) => activeTurns.isBusy(sessionId), this.setups, (sessionId) => contexts.forget(sessionId));
     // How this boundary holds its turns, chosen once: alone, or under a cluster's leases and fence.
-    const countOwnerlessEnd = (status: string) => telemetry?.metrics.turnEndedWithoutOwner(status, metricsTenantOf(boundary.id));
-    const leases = (this.leases = boundary.cluster && duties ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks, duties, countOwnerlessEnd) : null);
+    const leases = (this.leases = boundary.cluster && duties ? new TurnLeases(boundary.db, boundary.cluster, logger, hub, webhooks, duties, ownerlessEndCounter(boundary, telemetry)) : null);
     const resumption = new TurnResumption({ boundary, active: activeTurns, requests: this.requests, logger });
     const clusterClaims = leases ? new ClusterClaims({ boundary, leases, logger, prepare: (taken, hold) => resumption.prepare(taken, hold) }) : null;
     const claims = clusterClaims ?? soleClaims(boundary.db);
@@ -125,9 +124,10 @@ export class BoundaryRuntime {
     await webhooks?.start({ alone: boundary.aloneOnDatabase, releaseClaims: boundary.aloneOnDatabase && deps.webhooks!.firstLook(boundary.id) });
     const hub = await EventHub.open(boundary.db, boundary.id, boundary.limits.eventReplayLimit, deps.logger, deps.telemetry?.metrics, boundary.cluster ? clusterDutiesOf(boundary) : null);
     // their ends are announced and counted as an owner's are (replayed to a client resuming its stream)
+    const countEnd = ownerlessEndCounter(boundary, deps.telemetry);
     for (const turn of interrupted) {
       hub.emit('turn.failed', turn.sessionId, turn.id, { error: turn.error });
-      deps.telemetry?.metrics.turnEndedWithoutOwner(turn.status, metricsTenantOf(boundary.id));
+      countEnd(turn.status);
     }
     return new BoundaryRuntime(boundary, hub, deps, webhooks);
   }
@@ -178,4 +178,10 @@ async function boundaryWebhooks(boundary: Boundary, deps: BoundaryRuntimeDeps): 
   return new BoundaryWebhooks({
     db: boundary.db, config, sender, tenantId: boundary.id === DEFAULT_BOUNDARY_ID ? null : boundary.id, metrics: deps.telemetry?.metrics ?? NO_METRICS, logger: deps.logger,
   });
+}
+
+/** Counts a turn of the boundary that no owner ended (a restart's recovery, a cluster's sweep) in agentd_turns_total. */
+function ownerlessEndCounter(boundary: Boundary, telemetry: RuntimeTelemetry | undefined): (status: string) => void {
+  const tenant = metricsTenantOf(boundary.id);
+  return (status) => telemetry?.metrics.turnEndedWithoutOwner(status, tenant);
 }
